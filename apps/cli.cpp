@@ -1,0 +1,113 @@
+#include "cli.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "atomic_file.hpp"
+#include "embedded_files.hpp"
+#include "input_error.hpp"
+#include "program_builder.hpp"
+#include "simulation.hpp"
+#include "trace.hpp"
+
+namespace simtrain {
+
+namespace {
+
+struct ScenarioArguments {
+  std::string path;
+  std::vector<std::string> overrides;
+
+  void add_to(CLI::App& command, bool optional) {
+    auto* option = command.add_option("scenario", path,
+                                      "scenario JSON file, or the name of a built-in scenario" +
+                                          std::string(optional ? " (default: " + std::string(default_scenario_name()) + ")" : ""));
+    if (!optional) option->required();
+    command.add_option("--set", overrides, "override a scenario field: key=value (repeatable)")
+        ->type_name("KEY=VALUE")
+        ->allow_extra_args(false);  // one value per --set, so a scenario after it stays the scenario
+  }
+  Scenario load() const { return load_scenario(path.empty() ? default_scenario_name() : path, overrides); }
+};
+
+void list_builtins(std::ostream& out) {
+  out << "GPUs:";
+  for (const GpuSpec& gpu : builtin_gpus()) out << " " << gpu.name;
+  out << "\ntopologies:";
+  for (const EmbeddedFile& f : embedded_topologies()) out << " " << f.name;
+  out << "\nscenarios:";
+  for (const EmbeddedFile& f : embedded_scenarios()) out << " " << f.name;
+  out << "\n";
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"simtrain: simulate LLM training steps on GPU clusters"};
+  app.require_subcommand(1);
+
+  auto* simulate_command = app.add_subcommand("simulate", "simulate one training step and print the report");
+  ScenarioArguments simulate_args;
+  simulate_args.add_to(*simulate_command, true);
+  std::string trace_path, report_path, algorithm = "auto";
+  bool free_communication = false, quiet = false;
+  simulate_command->add_option("--trace", trace_path, "write a Chrome trace (Perfetto, chrome://tracing)");
+  simulate_command->add_option("--report", report_path, "write the report as JSON");
+  simulate_command->add_option("--allreduce-algorithm", algorithm, "NCCL all-reduce algorithm")
+      ->check(CLI::IsMember({"auto", "ring", "tree"}));
+  simulate_command->add_flag("--free-communication", free_communication,
+                             "communication takes no time (to see compute and bubbles alone)");
+  simulate_command->add_flag("--quiet", quiet, "no progress line");
+
+  auto* schedule_command = app.add_subcommand("schedule", "print the Program (per-rank task list) as JSON");
+  ScenarioArguments schedule_args;
+  schedule_args.add_to(*schedule_command, false);
+
+  app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    out << app.help(e.get_name() == "--help" ? "" : e.get_name());
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e, out, err);
+    err << "simtrain: " << e.what() << "\n";
+    return 2;
+  }
+
+  try {
+    if (simulate_command->parsed()) {
+      const Scenario scenario = simulate_args.load();
+      ReplayOptions options;
+      options.free_communication = free_communication;
+      options.allreduce_algorithm = algorithm;
+      options.show_progress = !quiet && ::isatty(STDERR_FILENO);
+      const Simulation sim = simulate(scenario, options);
+      out << to_text(sim.report);
+      if (!trace_path.empty())
+        write_file_atomically(trace_path, [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline); });
+      if (!report_path.empty())
+        write_file_atomically(report_path, [&](std::ostream& o) { o << to_json(sim.report).dump(2) << "\n"; });
+    } else if (schedule_command->parsed()) {
+      const Scenario scenario = schedule_args.load();
+      const Program program = build_program(scenario, build_workload(scenario));
+      out << to_json(program).dump() << "\n";
+    } else {
+      list_builtins(out);
+    }
+  } catch (const InputError& e) {
+    err << "simtrain: " << e.what() << "\n";
+    return 2;
+  } catch (const Interrupted&) {
+    err << "simtrain: interrupted; no output was written\n";
+    return 130;
+  } catch (const std::exception& e) {
+    err << "simtrain: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace simtrain

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# simtrain quick start on Debian 12 (as root, or with sudo):
+#   ./run.sh demo   install what is missing, build, simulate the default scenario
+#   ./run.sh test   install what is missing, build, run every test
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(build-essential cmake ninja-build pkg-config ccache
+          libsimgrid-dev nlohmann-json3-dev libcli11-dev libgtest-dev)
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return
+  local sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo=sudo
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+build() {  # build [target]
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMTRAIN_BUILD_TESTS=ON
+  cmake --build build ${1:+--target "$1"}
+}
+
+case "${1:-demo}" in
+  demo) install_packages; build simtrain; ./build/simtrain simulate ;;
+  test) install_packages; build; ctest --test-dir build --output-on-failure ;;
+  *) echo "usage: $0 demo|test" >&2; exit 2 ;;
+esac

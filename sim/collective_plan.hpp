@@ -1,0 +1,42 @@
+#pragma once
+// How NCCL moves a collective's bytes: the flows of a ring or of a double
+// binary tree over a group's ranks, with the latency the algorithm adds.
+// The SimGrid replay sends these flows over the topology's links; a closed
+// form evaluates them where no other traffic shares those links.
+#include <string>
+#include <vector>
+
+#include "fabric.hpp"
+#include "program.hpp"
+
+namespace simtrain {
+
+enum class Algorithm { ring, tree };
+std::string to_string(Algorithm algorithm);
+
+struct Flow {
+  int src = 0, dst = 0;  // ranks (one GPU each)
+  double bytes = 0;
+};
+
+struct CollectivePlan {
+  Algorithm algorithm = Algorithm::ring;
+  std::vector<Flow> flows;       // all concurrent
+  double latency_seconds = 0;    // per-step latencies of the whole algorithm
+  double step_latency_seconds = 0;  // one step (the slowest hop)
+};
+
+// `count` back-to-back collectives of `bytes` each over `ranks` (ring order).
+// Reduce-scatter and all-gather always use the ring, as NCCL does; all-reduce
+// uses `algorithm`.
+CollectivePlan plan_collective(TaskKind kind, const std::vector<int>& ranks, double bytes, int count,
+                               Algorithm algorithm, const Fabric& fabric);
+
+// Time of a plan when its flows share links only with each other: the most
+// loaded link's bytes over its bandwidth, plus the latency.
+double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric);
+
+// NCCL's choice for all-reduce: the algorithm with the smaller closed-form time.
+Algorithm choose_allreduce_algorithm(const std::vector<int>& ranks, double bytes, const Fabric& fabric);
+
+}  // namespace simtrain

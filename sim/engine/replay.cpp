@@ -1,0 +1,366 @@
+#include "replay.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unistd.h>
+
+#include <simgrid/s4u.hpp>
+
+#include "child_process.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace simtrain {
+
+namespace {
+
+// Host speed in "flop" units: compute tasks execute seconds * speed, which
+// SimGrid times exactly; the GPU's real speed is already in the seconds.
+constexpr double host_speed = 1e9;
+
+class Replay {
+public:
+  Replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
+         const ReplayOptions& options)
+      : prog_(program), fabric_(fabric), work_seconds_(work_seconds), options_(options) {
+    timing_.resize(prog_.tasks.size());
+    make_lanes();
+    done_.assign(prog_.tasks.size(), 0);
+  }
+
+  Timeline run() {
+    sg4::Engine engine("simtrain");
+    xbt_log_control_set("root.thresh:critical");
+    // GPU fabrics are not TCP: no latency/bandwidth factors (CM02), no
+    // reverse ACK traffic, no TCP window limit.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:1e18");
+    build_platform();
+    for (auto& lane : lanes_) {
+      lane.mutex = sg4::Mutex::create();
+      lane.changed = sg4::ConditionVariable::create();
+    }
+    start_actors();
+    wall_start_ = std::chrono::steady_clock::now();
+    engine.run();
+    if (options_.show_progress) std::fprintf(stderr, "\r%80s\r", "");
+    return finish();
+  }
+
+private:
+  struct Lane {
+    std::vector<int> members;  // ranks, the representative first
+    sg4::MutexPtr mutex;
+    sg4::ConditionVariablePtr changed;
+  };
+
+  // Lanes are TP groups; every rank outside one is its own lane.
+  void make_lanes() {
+    lane_of_rank_.assign(prog_.world_size, -1);
+    for (const Group& g : prog_.groups)
+      if (g.dim == CommDim::tp) {
+        for (int r : g.ranks) lane_of_rank_[r] = static_cast<int>(lanes_.size());
+        lanes_.push_back({g.ranks, nullptr, nullptr});
+      }
+    for (int r = 0; r < prog_.world_size; ++r)
+      if (lane_of_rank_[r] < 0) {
+        lane_of_rank_[r] = static_cast<int>(lanes_.size());
+        lanes_.push_back({{r}, nullptr, nullptr});
+      }
+    // Each member's task list mirrors the representative's, position by position.
+    rep_task_.assign(prog_.tasks.size(), -1);
+    for (const Lane& lane : lanes_) {
+      const std::vector<int>& rep = prog_.rank_tasks[lane.members[0]];
+      for (int member : lane.members) {
+        const std::vector<int>& mine = prog_.rank_tasks[member];
+        if (mine.size() != rep.size()) throw std::logic_error("TP ranks with different task lists");
+        for (size_t i = 0; i < mine.size(); ++i) {
+          if (prog_.tasks[mine[i]].kind != prog_.tasks[rep[i]].kind)
+            throw std::logic_error("TP ranks with different task lists");
+          rep_task_[mine[i]] = rep[i];
+        }
+      }
+    }
+  }
+
+  bool is_rep(int rank) const { return lanes_[lane_of_rank_[rank]].members[0] == rank; }
+
+  // The ranks that carry a collective: the representative's group, and the
+  // same task's group on every other member of the lane.
+  std::vector<const Group*> member_groups(const Task& rep_task) const {
+    std::vector<const Group*> groups;
+    const std::vector<int>& members = lanes_[lane_of_rank_[rep_task.rank]].members;
+    const size_t position = position_in_rank(rep_task);
+    for (int member : members) groups.push_back(&prog_.groups[prog_.tasks[prog_.rank_tasks[member][position]].group]);
+    return groups;
+  }
+
+  size_t position_in_rank(const Task& task) const {
+    const std::vector<int>& list = prog_.rank_tasks[task.rank];
+    auto it = std::lower_bound(list.begin(), list.end(), task.id);  // ids grow along a rank's list
+    return static_cast<size_t>(it - list.begin());
+  }
+
+  Algorithm algorithm_for(TaskKind kind, const Group& group, double bytes) {
+    if (kind != TaskKind::ALLREDUCE || options_.allreduce_algorithm == "ring") return Algorithm::ring;
+    if (options_.allreduce_algorithm == "tree") return Algorithm::tree;
+    auto key = std::make_pair(group.id, bytes);
+    auto it = chosen_algorithm_.find(key);
+    if (it == chosen_algorithm_.end())
+      it = chosen_algorithm_.emplace(key, choose_allreduce_algorithm(group.ranks, bytes, fabric_)).first;
+    return it->second;
+  }
+
+  const CollectivePlan& plan(const Task& task, const Group& group) {
+    auto key = std::make_tuple(group.id, static_cast<int>(task.kind), task.bytes, task.count);
+    auto it = plans_.find(key);
+    if (it == plans_.end())
+      it = plans_
+               .emplace(key, plan_collective(task.kind, group.ranks, task.bytes, task.count,
+                                             algorithm_for(task.kind, group, task.bytes), fabric_))
+               .first;
+    return it->second;
+  }
+
+  // Every pair of GPUs that exchanges data gets a route; a TP group whose
+  // links no other traffic uses is timed in closed form.
+  void build_platform() {
+    std::set<std::pair<int, int>> pairs;
+    std::map<int, std::set<int>> link_users;  // link -> users (group ids; p2p as -1 - rank)
+    auto add_flows = [&](const std::vector<Flow>& flows, int user) {
+      for (const Flow& f : flows) {
+        pairs.insert({f.src, f.dst});
+        for (int link : fabric_.route(f.src, f.dst)) link_users[link].insert(user);
+      }
+    };
+    for (const Task& t : prog_.tasks) {
+      if (t.kind == TaskKind::SEND) add_flows({{t.rank, t.peer, t.bytes}}, -1 - t.rank);
+      if (is_collective(t.kind) && !seen_collective_.count({t.group, t.bytes, t.count, static_cast<int>(t.kind)})) {
+        seen_collective_.insert({t.group, t.bytes, t.count, static_cast<int>(t.kind)});
+        add_flows(plan(t, prog_.groups[t.group]).flows, t.group);
+      }
+    }
+    isolated_group_.assign(prog_.groups.size(), 0);
+    for (const Group& g : prog_.groups) {
+      if (g.dim != CommDim::tp) continue;
+      bool alone = true;
+      for (size_t i = 0; i < g.ranks.size() && alone; ++i)
+        for (int link : fabric_.route(g.ranks[i], g.ranks[(i + 1) % g.ranks.size()]))
+          alone = alone && link_users[link].size() == 1;
+      isolated_group_[g.id] = alone;
+    }
+
+    auto* zone = sg4::create_full_zone("cluster");
+    for (int r = 0; r < prog_.world_size; ++r) hosts_.push_back(zone->create_host("gpu" + std::to_string(r), host_speed));
+    std::vector<sg4::Link*> links(fabric_.links().size(), nullptr);
+    auto link = [&](int index) {
+      if (!links[index]) {
+        const LinkSpec& spec = fabric_.links()[index];
+        links[index] = zone->create_link(spec.name, spec.bytes_per_second)->set_latency(spec.latency_seconds)->seal();
+      }
+      return sg4::LinkInRoute(links[index]);
+    };
+    for (const auto& [src, dst] : pairs) {
+      std::vector<sg4::LinkInRoute> route;
+      for (int index : fabric_.route(src, dst)) route.push_back(link(index));
+      zone->add_route(hosts_[src]->get_netpoint(), hosts_[dst]->get_netpoint(), nullptr, nullptr, route, false);
+    }
+    zone->seal();
+  }
+
+  void start_actors() {
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+      const int rep = lanes_[l].members[0];
+      std::map<std::pair<int, int>, std::vector<int>> streams;  // (stream, peer) -> tasks
+      for (int id : prog_.rank_tasks[rep]) {
+        const Task& t = prog_.tasks[id];
+        if (t.kind == TaskKind::RECV) continue;  // completes with its SEND
+        // Transfers on the p2p stream queue per peer, as NCCL's per-peer channels do.
+        streams[{static_cast<int>(t.stream), t.stream == Stream::p2p ? t.peer : -1}].push_back(id);
+      }
+      for (auto& [key, ids] : streams) {
+        const std::string name = "rank" + std::to_string(rep) + "-" + to_string(static_cast<Stream>(key.first));
+        sg4::Actor::create(name, hosts_[rep], [this, ids = std::move(ids)] {
+          for (int id : ids) execute(prog_.tasks[id]);
+        });
+      }
+    }
+    for (const Group& g : prog_.groups) {
+      const bool spans_lanes = lane_of_rank_[g.ranks.front()] != lane_of_rank_[g.ranks.back()];
+      if (spans_lanes && is_rep(g.ranks.front())) barriers_[g.id] = sg4::Barrier::create(g.ranks.size());
+    }
+  }
+
+  Lane& lane_of_task(int id) { return lanes_[lane_of_rank_[prog_.tasks[id].rank]]; }
+
+  void wait_for(int id) {
+    id = rep_task_[id];
+    if (prog_.tasks[id].kind == TaskKind::RECV) id = rep_task_[prog_.tasks[id].deps.front()];
+    Lane& lane = lane_of_task(id);
+    if (done_[id]) return;
+    std::unique_lock lock(*lane.mutex);
+    while (!done_[id]) lane.changed->wait(lock);
+  }
+
+  void mark_done(int id) {
+    Lane& lane = lane_of_task(id);
+    {
+      std::unique_lock lock(*lane.mutex);
+      done_[id] = 1;
+    }
+    lane.changed->notify_all();
+    simulated_tasks_ += 1;
+    if (options_.show_progress && (simulated_tasks_ & 1023) == 0) show_progress();
+  }
+
+  void show_progress() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress_ < std::chrono::milliseconds(250)) return;
+    last_progress_ = now;
+    std::fprintf(stderr, "\rsimulating: %.3f s simulated, %llu tasks done, %.1f s wall", sg4::Engine::get_clock(),
+                 static_cast<unsigned long long>(simulated_tasks_),
+                 std::chrono::duration<double>(now - wall_start_).count());
+  }
+
+  void send_flows(const std::vector<Flow>& flows) {
+    std::vector<sg4::CommPtr> comms;
+    for (const Flow& f : flows)
+      if (f.src != f.dst) comms.push_back(sg4::Comm::sendto_async(hosts_[f.src], hosts_[f.dst], f.bytes));
+    flows_ += comms.size();
+    sg4::Comm::wait_all(comms);
+  }
+
+  // One collective for every member of the lane (a TP collective has one
+  // member group; a DP one has a group per member, all advancing together).
+  void run_collective(const Task& task) {
+    const std::vector<const Group*> groups = member_groups(task);
+    const Group& group = *groups.front();
+    auto barrier = barriers_.find(group.id);
+    if (barrier != barriers_.end()) barrier->second->wait();  // all ranks have arrived
+    if (!options_.free_communication) {
+      const CollectivePlan& rep_plan = plan(task, group);
+      if (barrier == barriers_.end() && isolated_group_[group.id]) {
+        sg4::this_actor::sleep_for(closed_form_seconds(rep_plan, fabric_));
+        closed_form_ += 1;
+      } else {
+        std::vector<Flow> flows;
+        for (const Group* g : groups) {
+          const std::vector<Flow>& member_flows = plan(task, *g).flows;
+          // Within a lane group (TP) the representative drives all flows; across
+          // lanes each lane drives the flows that leave its own GPUs.
+          for (const Flow& f : member_flows)
+            if (barrier == barriers_.end() || lane_of_rank_[f.src] == lane_of_rank_[task.rank]) flows.push_back(f);
+          if (barrier == barriers_.end()) break;
+        }
+        send_flows(flows);
+        if (barrier != barriers_.end()) barrier->second->wait();  // the slowest flow ends the step
+        sg4::this_actor::sleep_for(rep_plan.latency_seconds - rep_plan.step_latency_seconds);
+      }
+    }
+  }
+
+  void execute(const Task& task) {
+    for (int dep : task.deps) wait_for(dep);
+    TaskTiming& timing = timing_[task.id];
+    timing.start = sg4::Engine::get_clock();
+    if (is_compute(task.kind)) {
+      sg4::this_actor::execute(work_seconds_[task.work] * host_speed);
+    } else if (task.kind == TaskKind::SEND) {
+      if (!options_.free_communication) {
+        std::vector<Flow> flows;
+        const size_t position = position_in_rank(task);
+        for (int member : lanes_[lane_of_rank_[task.rank]].members) {
+          const Task& mine = prog_.tasks[prog_.rank_tasks[member][position]];
+          flows.push_back({mine.rank, mine.peer, mine.bytes});
+        }
+        send_flows(flows);
+      }
+    } else if (is_collective(task.kind)) {
+      run_collective(task);
+    }
+    timing.end = sg4::Engine::get_clock();
+    mark_done(task.id);
+  }
+
+  // Copies each representative's times to the lane's other ranks, and each
+  // send's times to its receive.
+  Timeline finish() {
+    Timeline timeline;
+    timeline.tasks = timing_;
+    for (const Task& t : prog_.tasks) {
+      const int rep = rep_task_[t.id];
+      timeline.tasks[t.id] = timing_[t.kind == TaskKind::RECV ? rep_task_[prog_.tasks[rep].deps.front()] : rep];
+      timeline.step_seconds = std::max(timeline.step_seconds, timeline.tasks[t.id].end);
+      if (timeline.tasks[t.id].end < 0) throw std::logic_error("task never ran: " + t.name);
+    }
+    timeline.flows = flows_;
+    timeline.closed_form_collectives = closed_form_;
+    timeline.simulated_tasks = simulated_tasks_;
+    return timeline;
+  }
+
+  const Program& prog_;
+  const Fabric& fabric_;
+  const std::vector<double>& work_seconds_;
+  const ReplayOptions options_;
+  std::vector<Lane> lanes_;
+  std::vector<int> lane_of_rank_, rep_task_;
+  std::vector<char> done_;
+  std::vector<TaskTiming> timing_;
+  std::vector<sg4::Host*> hosts_;
+  std::map<int, sg4::BarrierPtr> barriers_;
+  std::vector<char> isolated_group_;
+  std::map<std::tuple<int, int, double, int>, CollectivePlan> plans_;
+  std::map<std::pair<int, double>, Algorithm> chosen_algorithm_;
+  std::set<std::tuple<int, double, int, int>> seen_collective_;
+  uint64_t flows_ = 0, closed_form_ = 0, simulated_tasks_ = 0;
+  std::chrono::steady_clock::time_point wall_start_, last_progress_;
+};
+
+template <typename T>
+void append(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+template <typename T>
+T take(const std::string& in, size_t& offset) {
+  if (offset + sizeof(T) > in.size()) throw std::runtime_error("simulation process returned a truncated result");
+  T value;
+  std::memcpy(&value, in.data() + offset, sizeof value);
+  offset += sizeof value;
+  return value;
+}
+
+}  // namespace
+
+Timeline replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
+                const ReplayOptions& options) {
+  const std::string bytes = run_in_child([&] {
+    Timeline timeline = Replay(program, fabric, work_seconds, options).run();
+    std::string out;
+    append(out, timeline.step_seconds);
+    append(out, timeline.flows);
+    append(out, timeline.closed_form_collectives);
+    append(out, timeline.simulated_tasks);
+    out.append(reinterpret_cast<const char*>(timeline.tasks.data()), timeline.tasks.size() * sizeof(TaskTiming));
+    return out;
+  });
+  size_t offset = 0;
+  Timeline timeline;
+  timeline.step_seconds = take<double>(bytes, offset);
+  timeline.flows = take<uint64_t>(bytes, offset);
+  timeline.closed_form_collectives = take<uint64_t>(bytes, offset);
+  timeline.simulated_tasks = take<uint64_t>(bytes, offset);
+  timeline.tasks.resize(program.tasks.size());
+  if (bytes.size() - offset != timeline.tasks.size() * sizeof(TaskTiming))
+    throw std::runtime_error("simulation process returned a truncated result");
+  std::memcpy(timeline.tasks.data(), bytes.data() + offset, bytes.size() - offset);
+  return timeline;
+}
+
+}  // namespace simtrain

@@ -1,0 +1,154 @@
+#include "json_fields.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "input_error.hpp"
+
+namespace simtrain {
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string type_name(const nlohmann::json& value) {
+  return value.is_null() ? "null" : value.type_name();
+}
+
+}  // namespace
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string file, std::string path)
+    : object_(object), file_(std::move(file)), path_(std::move(path)) {
+  if (!object_.is_object())
+    throw InputError(file_, path_.empty() ? "" : path_.substr(0, path_.size() - 1),
+                     "expected a JSON object, got " + type_name(object_));
+}
+
+bool JsonFields::has(const std::string& key) const {
+  auto it = object_.find(key);
+  return it != object_.end() && !it->is_null();
+}
+
+const nlohmann::json* JsonFields::find(const std::string& key) {
+  read_.insert(key);
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+const nlohmann::json& JsonFields::raw(const std::string& key) {
+  const nlohmann::json* value = find(key);
+  if (!value) fail(key, "missing");
+  return *value;
+}
+
+void JsonFields::fail(const std::string& key, const std::string& reason) const {
+  throw InputError(file_, path_ + key, reason);
+}
+
+std::optional<int64_t> JsonFields::integer(const std::string& key, int64_t min_value) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  int64_t result = 0;
+  if (value->is_number_integer()) {
+    result = value->get<int64_t>();
+  } else if (value->is_number_float() && std::floor(value->get<double>()) == value->get<double>() &&
+             std::abs(value->get<double>()) < 9e18) {
+    result = static_cast<int64_t>(value->get<double>());
+  } else {
+    fail(key, "expected an integer, got " + value->dump());
+  }
+  if (result < min_value) fail(key, "must be at least " + std::to_string(min_value) + ", got " + std::to_string(result));
+  return result;
+}
+
+std::optional<double> JsonFields::number(const std::string& key, double min_value) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  if (!value->is_number()) fail(key, "expected a number, got " + value->dump());
+  double result = value->get<double>();
+  if (!std::isfinite(result) || result < min_value) {
+    std::ostringstream message;
+    message << "must be a finite number of at least " << min_value << ", got " << value->dump();
+    fail(key, message.str());
+  }
+  return result;
+}
+
+std::optional<bool> JsonFields::boolean(const std::string& key) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  if (!value->is_boolean()) fail(key, "expected true or false, got " + value->dump());
+  return value->get<bool>();
+}
+
+std::optional<std::string> JsonFields::text(const std::string& key) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  if (!value->is_string()) fail(key, "expected a string, got " + value->dump());
+  return value->get<std::string>();
+}
+
+std::optional<std::string> JsonFields::choice(const std::string& key, const std::vector<std::string>& choices) {
+  std::optional<std::string> value = text(key);
+  if (value && std::find(choices.begin(), choices.end(), *value) == choices.end()) {
+    std::string list;
+    for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
+    fail(key, "'" + *value + "' is not one of: " + list);
+  }
+  return value;
+}
+
+int64_t JsonFields::required_integer(const std::string& key, int64_t min_value) {
+  std::optional<int64_t> value = integer(key, min_value);
+  if (!value) fail(key, "missing");
+  return *value;
+}
+
+double JsonFields::required_number(const std::string& key, double min_value) {
+  std::optional<double> value = number(key, min_value);
+  if (!value) fail(key, "missing");
+  return *value;
+}
+
+void JsonFields::reject_unknown(const std::vector<std::string>& also_known) const {
+  for (const auto& [key, value] : object_.items()) {
+    if (read_.count(key) || std::find(also_known.begin(), also_known.end(), key) != also_known.end()) continue;
+    std::string best;
+    size_t best_distance = 4;  // suggest only near misses
+    for (const std::string& known : read_) {
+      size_t distance = edit_distance(key, known);
+      if (distance < best_distance) best_distance = distance, best = known;
+    }
+    fail(key, "unknown field" + (best.empty() ? std::string() : " (did you mean '" + best + "'?)"));
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw InputError(path, "", "no such file");
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "", "cannot be read");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw InputError(path, "", std::string("malformed JSON: ") + error.what());
+  }
+}
+
+}  // namespace simtrain

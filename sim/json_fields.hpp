@@ -1,0 +1,45 @@
+#pragma once
+// Typed reading of one JSON object of a user's file, with errors that name
+// the file and the field, and a check that no unknown (mistyped) field is left.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace simtrain {
+
+class JsonFields {
+public:
+  // `path` prefixes field names in messages ("parallelism.").
+  JsonFields(const nlohmann::json& object, std::string file, std::string path);
+
+  bool has(const std::string& key) const;
+  const nlohmann::json& raw(const std::string& key);  // marks the key as read
+  std::optional<int64_t> integer(const std::string& key, int64_t min_value = 1);
+  std::optional<double> number(const std::string& key, double min_value = 0);
+  std::optional<bool> boolean(const std::string& key);
+  std::optional<std::string> text(const std::string& key);
+  // One of `choices`; the message lists them.
+  std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& choices);
+
+  int64_t required_integer(const std::string& key, int64_t min_value = 1);
+  double required_number(const std::string& key, double min_value = 0);
+
+  // Throws for the first key never read, suggesting the closest known one.
+  void reject_unknown(const std::vector<std::string>& also_known = {}) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& reason) const;
+
+private:
+  const nlohmann::json* find(const std::string& key);
+  const nlohmann::json& object_;
+  std::string file_, path_;
+  std::set<std::string> read_;
+};
+
+// Parses a file as JSON; throws InputError naming the file (and the line on a syntax error).
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace simtrain

@@ -1,0 +1,22 @@
+#pragma once
+// Peak memory of one GPU: weights, gradients and optimizer state (sharded as
+// ZeRO shards them), and activations, whose peak comes from walking the rank's
+// own schedule (how many micro-batches are in flight at worst).
+#include "program.hpp"
+#include "scenario.hpp"
+#include "workload.hpp"
+
+namespace simtrain {
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  int peak_in_flight_microbatches = 0;  // micro-batch chunks whose activations are held at the peak
+  double total_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes; }
+};
+
+MemoryBreakdown memory_for_rank(const Scenario& scenario, const Workload& workload, const Program& program, int rank);
+
+}  // namespace simtrain

@@ -1,0 +1,112 @@
+#include "program.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace simtrain {
+
+std::string to_string(TaskKind kind) {
+  static const char* names[] = {"F",    "B",    "W",         "R",            "OPT",
+                                "SEND", "RECV", "ALLREDUCE", "REDUCESCATTER", "ALLGATHER"};
+  return names[static_cast<int>(kind)];
+}
+
+bool is_compute(TaskKind kind) {
+  return kind == TaskKind::F || kind == TaskKind::B || kind == TaskKind::W || kind == TaskKind::R ||
+         kind == TaskKind::OPT;
+}
+
+bool is_collective(TaskKind kind) {
+  return kind == TaskKind::ALLREDUCE || kind == TaskKind::REDUCESCATTER || kind == TaskKind::ALLGATHER;
+}
+
+TaskKind task_kind(Collective collective) {
+  switch (collective) {
+    case Collective::allreduce: return TaskKind::ALLREDUCE;
+    case Collective::reducescatter: return TaskKind::REDUCESCATTER;
+    case Collective::allgather: return TaskKind::ALLGATHER;
+  }
+  return TaskKind::ALLREDUCE;
+}
+
+std::string to_string(CommDim dim) {
+  static const char* names[] = {"none", "tp", "pp", "dp"};
+  return names[static_cast<int>(dim)];
+}
+
+std::string to_string(Stream stream) {
+  static const char* names[] = {"compute", "p2p", "dp", "dp_gather"};
+  return names[static_cast<int>(stream)];
+}
+
+double Work::flops() const {
+  double total = 0;
+  for (const Op& op : ops) total += op.flops;
+  return total;
+}
+
+double Work::bytes() const {
+  double total = 0;
+  for (const Op& op : ops) total += op.bytes;
+  return total;
+}
+
+std::vector<int> Program::stream_tasks(int rank, Stream stream) const {
+  std::vector<int> ids;
+  for (int id : rank_tasks[rank])
+    if (tasks[id].stream == stream) ids.push_back(id);
+  return ids;
+}
+
+std::string format_bytes(double bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) bytes /= 1024, ++unit;
+  char text[32];
+  if (bytes == std::floor(bytes) || bytes >= 100)
+    std::snprintf(text, sizeof text, "%.0f%s", bytes, units[unit]);
+  else
+    std::snprintf(text, sizeof text, "%.3g%s", bytes, units[unit]);
+  return text;
+}
+
+nlohmann::json to_json(const Program& program) {
+  nlohmann::json works = nlohmann::json::array();
+  for (const Work& work : program.works) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const Op& op : work.ops)
+      ops.push_back({{"name", op.name}, {"class", to_string(op.op_class)}, {"shape", op.shape}, {"flops", op.flops},
+                     {"bytes", op.bytes}});
+    works.push_back({{"name", work.name}, {"flops", work.flops()}, {"bytes", work.bytes()}, {"ops", ops}});
+  }
+  nlohmann::json groups = nlohmann::json::array();
+  for (const Group& group : program.groups)
+    groups.push_back({{"id", group.id}, {"name", group.name}, {"dim", to_string(group.dim)}, {"ranks", group.ranks}});
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (int id : program.rank_tasks[rank]) {
+      const Task& t = program.tasks[id];
+      nlohmann::json task = {{"id", t.id}, {"name", t.name}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
+      if (t.stage >= 0) task["stage"] = t.stage;
+      if (t.microbatch >= 0) task["microbatch"] = t.microbatch;
+      if (t.work >= 0) task["work"] = t.work, task["layers"] = {t.layer_begin, t.layer_end};
+      if (t.dim != CommDim::none) task["dim"] = to_string(t.dim), task["bytes"] = t.bytes;
+      if (t.peer >= 0) task["peer"] = t.peer;
+      if (t.group >= 0) task["group"] = t.group;
+      if (t.count != 1) task["count"] = t.count;
+      task["deps"] = t.deps;
+      tasks.push_back(std::move(task));
+    }
+    ranks.push_back({{"rank", rank}, {"tasks", std::move(tasks)}});
+  }
+  return {{"world_size", program.world_size},
+          {"pipeline_size", program.pipeline_size},
+          {"virtual_stages", program.virtual_stages},
+          {"micro_batches", program.micro_batches},
+          {"groups", groups},
+          {"works", works},
+          {"ranks", ranks}};
+}
+
+}  // namespace simtrain

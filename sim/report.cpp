@@ -1,0 +1,217 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace simtrain {
+
+namespace {
+
+constexpr double GiB = 1024.0 * 1024 * 1024;
+
+// Priority of what occupies an instant: compute, then TP, PP, DP communication.
+int activity_level(const Task& task) {
+  if (is_compute(task.kind)) return 0;
+  switch (task.dim) {
+    case CommDim::tp: return 1;
+    case CommDim::pp: return 2;
+    default: return 3;
+  }
+}
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+// 1234567 -> "1,234,567"
+std::string with_commas(double value) {
+  std::string digits = format("%.0f", value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0 && digits[i - 1] != '-'; i -= 3) digits.insert(i, ",");
+  return digits;
+}
+
+}  // namespace
+
+TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int rank, double step_seconds) {
+  struct Edge {
+    double time;
+    int level;
+    int delta;
+  };
+  std::vector<Edge> edges;
+  for (int id : program.rank_tasks[rank]) {
+    const TaskTiming& t = timeline.tasks[id];
+    if (t.end <= t.start) continue;
+    const int level = activity_level(program.tasks[id]);
+    edges.push_back({t.start, level, +1});
+    edges.push_back({t.end, level, -1});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.time < b.time; });
+  int active[4] = {0, 0, 0, 0};
+  double seconds[5] = {0, 0, 0, 0, 0};  // compute, tp, pp, dp, idle
+  double now = 0;
+  for (const Edge& e : edges) {
+    int level = 0;
+    while (level < 4 && active[level] == 0) ++level;
+    seconds[level] += e.time - now;
+    now = e.time;
+    active[e.level] += e.delta;
+  }
+  seconds[4] += step_seconds - now;
+  return {seconds[0], seconds[1], seconds[2], seconds[3], seconds[4]};
+}
+
+StepReport make_report(const Scenario& s, const Workload& w, const Program& program, const Timeline& timeline,
+                       const CostModel& cost_model, double wall_seconds) {
+  StepReport r;
+  r.scenario_name = s.name;
+  r.configuration = s.document;
+  r.step_seconds = timeline.step_seconds;
+  const double gpus = program.world_size;
+  const double peak = s.training.dtype == Dtype::fp8 ? s.cluster.gpu.peak_fp8_flops : s.cluster.gpu.peak_bf16_flops;
+  r.tokens_per_second = w.tokens_per_step / r.step_seconds;
+  r.model_tflops_per_gpu = w.model_flops_per_step / r.step_seconds / gpus / 1e12;
+  r.hardware_tflops_per_gpu = w.hardware_flops_per_step / r.step_seconds / gpus / 1e12;
+  r.mfu = w.model_flops_per_step / (r.step_seconds * gpus * peak);
+  r.gpu_memory_bytes = s.cluster.gpu.memory_bytes;
+
+  for (int pp = 0; pp < program.pipeline_size; ++pp) {
+    StageFigures stage;
+    stage.pipeline_rank = pp;
+    stage.rank = static_cast<int>(pp * s.parallel.tensor * s.parallel.data);  // tp 0, dp 0
+    stage.time = split_rank_time(program, timeline, stage.rank, r.step_seconds);
+    stage.memory = memory_for_rank(s, w, program, stage.rank);
+    r.peak_memory_bytes = std::max(r.peak_memory_bytes, stage.memory.total_bytes());
+    const double n = program.pipeline_size;
+    r.mean_split.compute_seconds += stage.time.compute_seconds / n;
+    r.mean_split.exposed_tp_seconds += stage.time.exposed_tp_seconds / n;
+    r.mean_split.exposed_pp_seconds += stage.time.exposed_pp_seconds / n;
+    r.mean_split.exposed_dp_seconds += stage.time.exposed_dp_seconds / n;
+    r.mean_split.idle_seconds += stage.time.idle_seconds / n;
+    r.stages.push_back(stage);
+  }
+  r.out_of_memory = r.peak_memory_bytes > r.gpu_memory_bytes;
+  r.bubble_fraction = r.mean_split.idle_seconds / r.step_seconds;
+  r.bubble_over_compute = r.mean_split.idle_seconds / r.mean_split.compute_seconds;
+
+  std::vector<long long> uses(program.works.size(), 0);
+  for (const Task& t : program.tasks)
+    if (t.work >= 0) ++uses[t.work];
+  for (size_t i = 0; i < program.works.size(); ++i)
+    for (const Op& op : program.works[i].ops)
+      r.time_sources[to_string(op.op_class)][to_string(cost_model.op_time(op, s.training.dtype).source)] += uses[i];
+
+  r.tasks = static_cast<long long>(program.tasks.size());
+  r.simulated_tasks = static_cast<long long>(timeline.simulated_tasks);
+  r.flows = static_cast<long long>(timeline.flows);
+  r.closed_form_collectives = static_cast<long long>(timeline.closed_form_collectives);
+  r.wall_seconds = wall_seconds;
+  return r;
+}
+
+namespace {
+
+nlohmann::json to_json(const TimeSplit& t) {
+  return {{"compute_s", t.compute_seconds},
+          {"exposed_tp_s", t.exposed_tp_seconds},
+          {"exposed_pp_s", t.exposed_pp_seconds},
+          {"exposed_dp_s", t.exposed_dp_seconds},
+          {"idle_s", t.idle_seconds}};
+}
+
+nlohmann::json to_json(const MemoryBreakdown& m) {
+  return {{"weights_bytes", m.weights_bytes},
+          {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_bytes", m.activations_bytes},
+          {"total_bytes", m.total_bytes()},
+          {"peak_in_flight_microbatches", m.peak_in_flight_microbatches}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const StepReport& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageFigures& st : r.stages)
+    stages.push_back({{"pipeline_rank", st.pipeline_rank},
+                      {"rank", st.rank},
+                      {"time", to_json(st.time)},
+                      {"bubble_fraction", st.time.idle_seconds / r.step_seconds},
+                      {"memory", to_json(st.memory)}});
+  return {{"scenario", r.scenario_name},
+          {"step_time_s", r.step_seconds},
+          {"tokens_per_s", r.tokens_per_second},
+          {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+          {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"bubble",
+           {{"fraction_of_step", r.bubble_fraction},
+            {"over_compute", r.bubble_over_compute},
+            {"definition", "idle time of a stage's GPU (no compute, no communication) / step time, mean over "
+                           "pipeline stages; over_compute = idle / compute (Megatron-LM's definition)"}}},
+          {"mean_time_split", to_json(r.mean_split)},
+          {"stages", stages},
+          {"memory",
+           {{"gpu_bytes", r.gpu_memory_bytes}, {"peak_bytes", r.peak_memory_bytes}, {"out_of_memory", r.out_of_memory}}},
+          {"compute_time_sources", r.time_sources},
+          {"simulation",
+           {{"tasks", r.tasks},
+            {"simulated_tasks", r.simulated_tasks},
+            {"flows", r.flows},
+            {"closed_form_collectives", r.closed_form_collectives}}},
+          {"scenario_document", r.configuration}};
+}
+
+std::string to_text(const StepReport& r) {
+  std::string out;
+  auto line = [&](const std::string& label, const std::string& value) {
+    out += label + std::string(label.size() < 22 ? 22 - label.size() : 1, ' ') + value + "\n";
+  };
+  auto ms = [](double seconds) { return format("%.1f ms", seconds * 1e3); };
+  out += "simtrain: " + r.scenario_name + "\n";
+  line("step time", format("%.4f s", r.step_seconds));
+  line("throughput", with_commas(r.tokens_per_second) + " tokens/s");
+  line("achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +
+                       format(" (%.1f with recompute)", r.hardware_tflops_per_gpu));
+  line("MFU", format("%.1f %%", r.mfu * 100) + "  (model FLOPs / (step time x GPUs x peak))");
+  line("pipeline bubble", format("%.1f %% of the step", r.bubble_fraction * 100) +
+                              format(" (idle / step, mean over stages; idle / compute = %.1f %%)",
+                                     r.bubble_over_compute * 100));
+  line("exposed comm", "TP " + ms(r.mean_split.exposed_tp_seconds) + ", PP " + ms(r.mean_split.exposed_pp_seconds) +
+                           ", DP " + ms(r.mean_split.exposed_dp_seconds) + "  (not hidden by compute, mean over stages)");
+  const StageFigures* worst = &r.stages.front();
+  for (const StageFigures& st : r.stages)
+    if (st.memory.total_bytes() > worst->memory.total_bytes()) worst = &st;
+  const MemoryBreakdown& m = worst->memory;
+  line("memory per GPU", format("%.1f GiB", m.total_bytes() / GiB) + format(" of %.0f GiB", r.gpu_memory_bytes / GiB) +
+                             (r.out_of_memory ? "  OUT OF MEMORY" : "  fits") + " (peak: stage " +
+                             std::to_string(worst->pipeline_rank) + ")");
+  line("", format("weights %.1f GiB", m.weights_bytes / GiB) + format(", gradients %.1f", m.gradients_bytes / GiB) +
+               format(", optimizer %.1f", m.optimizer_bytes / GiB) +
+               format(", activations %.1f", m.activations_bytes / GiB) + " (" +
+               std::to_string(m.peak_in_flight_microbatches) + " micro-batch chunks in flight)");
+  out += "\nstage  compute      TP exposed   PP exposed   DP exposed   idle         memory\n";
+  for (const StageFigures& st : r.stages) {
+    char row[160];
+    std::snprintf(row, sizeof row, "%5d  %-11s  %-11s  %-11s  %-11s  %-11s  %.1f GiB\n", st.pipeline_rank,
+                  ms(st.time.compute_seconds).c_str(), ms(st.time.exposed_tp_seconds).c_str(),
+                  ms(st.time.exposed_pp_seconds).c_str(), ms(st.time.exposed_dp_seconds).c_str(),
+                  ms(st.time.idle_seconds).c_str(), st.memory.total_bytes() / GiB);
+    out += row;
+  }
+  out += "\ncompute times from:";
+  for (const auto& [op_class, sources] : r.time_sources) {
+    out += " " + op_class + " (";
+    bool first = true;
+    for (const auto& [source, count] : sources) out += (first ? "" : ", ") + with_commas(count) + " " + source, first = false;
+    out += ")";
+  }
+  out += "\nsimulated " + with_commas(r.tasks) + " tasks (" + with_commas(r.simulated_tasks) + " by actors), " +
+         with_commas(r.flows) + " network flows, " + with_commas(r.closed_form_collectives) +
+         " closed-form collectives, in " + format("%.2f s", r.wall_seconds) + "\n";
+  return out;
+}
+
+}  // namespace simtrain

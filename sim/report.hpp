@@ -1,0 +1,69 @@
+#pragma once
+// The figures users read after a simulated step: speed, efficiency, where
+// time went on each pipeline stage, and memory per GPU.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_model.hpp"
+#include "memory_model.hpp"
+#include "program.hpp"
+#include "scenario.hpp"
+#include "timeline.hpp"
+#include "workload.hpp"
+
+namespace simtrain {
+
+// Where one rank's step time went. Every instant is counted once: compute,
+// else exposed communication (TP before PP before DP when several overlap),
+// else idle (the pipeline bubble). The four add up to the step time.
+struct TimeSplit {
+  double compute_seconds = 0;
+  double exposed_tp_seconds = 0;
+  double exposed_pp_seconds = 0;
+  double exposed_dp_seconds = 0;
+  double idle_seconds = 0;
+};
+
+TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int rank, double step_seconds);
+
+struct StageFigures {
+  int pipeline_rank = 0;
+  int rank = 0;  // the rank measured (tp 0, dp 0 of this stage)
+  TimeSplit time;
+  MemoryBreakdown memory;
+};
+
+struct StepReport {
+  std::string scenario_name;
+  nlohmann::json configuration;  // what was simulated, for the record
+  double step_seconds = 0;
+  double tokens_per_second = 0;
+  double model_tflops_per_gpu = 0;     // without recompute
+  double hardware_tflops_per_gpu = 0;  // with recompute
+  double mfu = 0;
+  double bubble_fraction = 0;             // idle / step, mean over stages
+  double bubble_over_compute = 0;         // Megatron's definition: idle / compute
+  TimeSplit mean_split;                   // mean over stages
+  std::vector<StageFigures> stages;
+  double gpu_memory_bytes = 0;
+  double peak_memory_bytes = 0;
+  bool out_of_memory = false;
+  // op class -> time source -> number of ops timed that way in the step
+  std::map<std::string, std::map<std::string, long long>> time_sources;
+  long long tasks = 0;
+  long long simulated_tasks = 0;
+  long long flows = 0;
+  long long closed_form_collectives = 0;
+  double wall_seconds = 0;
+};
+
+StepReport make_report(const Scenario& scenario, const Workload& workload, const Program& program,
+                       const Timeline& timeline, const CostModel& cost_model, double wall_seconds);
+
+nlohmann::json to_json(const StepReport& report);
+std::string to_text(const StepReport& report);
+
+}  // namespace simtrain

@@ -1,0 +1,25 @@
+#pragma once
+// One simulated training step, end to end: scenario -> workload -> Program ->
+// SimGrid replay -> report.
+#include "cost_model.hpp"
+#include "engine/replay.hpp"
+#include "program.hpp"
+#include "report.hpp"
+#include "scenario.hpp"
+#include "workload.hpp"
+
+namespace simtrain {
+
+struct Simulation {
+  Workload workload;
+  Program program;
+  Timeline timeline;
+  StepReport report;
+};
+
+Simulation simulate(const Scenario& scenario, const ReplayOptions& options = {});
+
+// Seconds of each Program work under `cost_model` (indexed like program.works).
+std::vector<double> work_durations(const Program& program, const CostModel& cost_model, Dtype dtype);
+
+}  // namespace simtrain

@@ -1,0 +1,22 @@
+#pragma once
+// When each task of a Program ran: what an executor (the SimGrid replay, or a
+// live run) hands to the report and the trace.
+#include <cstdint>
+#include <vector>
+
+namespace simtrain {
+
+struct TaskTiming {
+  double start = -1;
+  double end = -1;
+};
+
+struct Timeline {
+  std::vector<TaskTiming> tasks;  // indexed by task id; every rank's tasks
+  double step_seconds = 0;
+  uint64_t flows = 0;             // network flows simulated
+  uint64_t closed_form_collectives = 0;
+  uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)
+};
+
+}  // namespace simtrain

@@ -1,0 +1,200 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+
+namespace simtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::AllOf;
+using testing::HasSubstr;
+
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+// `simtrain args...`, in-process.
+CliResult run(const std::vector<std::string>& args) {
+  std::vector<const char*> argv = {"simtrain"};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+json read_json(const fs::path& path) { return json::parse(read_text(path)); }
+
+// Each test gets a fresh directory for the files it writes.
+class CliTest : public testing::Test {
+protected:
+  CliTest() {
+    static int counter = 0;
+    dir_ = fs::temp_directory_path() /
+           ("simtrain-test-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~CliTest() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+// Bad input: exit code 2 and one line on stderr naming what is wrong.
+void expect_input_error(const CliResult& result, const std::string& text) {
+  EXPECT_EQ(result.code, 2) << result.err;
+  EXPECT_THAT(result.err, HasSubstr(text));
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_TRUE(result.err.ends_with('\n')) << result.err;
+  EXPECT_EQ(result.out, "");
+}
+
+TEST(Cli, ListsBuiltins) {
+  const CliResult r = run({"list"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("H100-SXM"), HasSubstr("A100-80GB"), HasSubstr("dgx-h100-superpod"),
+                           HasSubstr("tiny-4gpu"), HasSubstr("gpt3-175b-1024xh100")));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, ScheduleIsJson) {
+  const CliResult r = run({"schedule", "tiny-4gpu"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json program = json::parse(r.out);
+  EXPECT_EQ(program["world_size"], 4);
+  ASSERT_EQ(program["ranks"].size(), 4u);
+  for (const json& rank : program["ranks"]) {
+    ASSERT_FALSE(rank["tasks"].empty());
+    for (const json& task : rank["tasks"])
+      for (const char* key : {"id", "name", "kind", "deps"}) EXPECT_TRUE(task.contains(key)) << key << " in " << task;
+  }
+}
+
+TEST_F(CliTest, SimulateWritesReportAndTrace) {
+  const CliResult r = run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json"), "--trace",
+                           path("trace.json")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("step time"), HasSubstr("MFU"), HasSubstr("pipeline bubble"),
+                           HasSubstr("exposed comm"), HasSubstr("memory per GPU"), HasSubstr("fits")));
+
+  const json report = read_json(path("report.json"));
+  EXPECT_GT(report["step_time_s"].get<double>(), 0);
+  EXPECT_GT(report["mfu"].get<double>(), 0);
+  EXPECT_LT(report["mfu"].get<double>(), 1);
+  EXPECT_FALSE(report["memory"]["out_of_memory"].get<bool>());
+  EXPECT_TRUE(report["bubble"]["definition"].is_string());
+
+  const json trace = read_json(path("trace.json"));
+  ASSERT_TRUE(trace["traceEvents"].is_array());
+  std::set<std::string> processes, tasks;
+  for (const json& event : trace["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "process_name") processes.insert(event["args"]["name"]);
+    if (event["ph"] == "X") {
+      tasks.insert(event["name"]);
+      EXPECT_GE(event["dur"].get<double>(), 0) << event;
+    }
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"rank 0 (tp 0, pp 0, dp 0)", "rank 1 (tp 1, pp 0, dp 0)",
+                                               "rank 2 (tp 0, pp 1, dp 0)", "rank 3 (tp 1, pp 1, dp 0)"}));
+  for (const char* name : {"s0 F mb0", "s0 B mb7", "s1 F mb0", "s1 B mb7"}) EXPECT_TRUE(tasks.count(name)) << name;
+  EXPECT_TRUE(std::any_of(tasks.begin(), tasks.end(), [](const std::string& t) { return t.starts_with("allreduce tp0 "); }));
+}
+
+TEST_F(CliTest, SimulateIsDeterministic) {
+  for (const char* run_name : {"a", "b"}) {
+    const std::string name = run_name;
+    ASSERT_EQ(run({"simulate", "tiny-4gpu", "--quiet", "--report", path(name + ".report.json"), "--trace",
+                   path(name + ".trace.json")})
+                  .code,
+              0);
+  }
+  EXPECT_EQ(read_text(path("a.report.json")), read_text(path("b.report.json")));
+  EXPECT_EQ(read_text(path("a.trace.json")), read_text(path("b.trace.json")));
+}
+
+TEST_F(CliTest, OutOfMemoryVerdict) {
+  std::vector<std::string> args = {"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json")};
+  for (const char* assignment :
+       {"hidden_size=16384", "num_attention_heads=128", "intermediate_size=65536", "num_hidden_layers=8",
+        "seq_length=8192", "micro_batch_size=8", "global_batch_size=64", "max_position_embeddings=8192"})
+    args.insert(args.end(), {"--set", assignment});
+  const CliResult r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("OUT OF MEMORY"));
+  EXPECT_TRUE(read_json(path("report.json"))["memory"]["out_of_memory"].get<bool>());
+}
+
+// Each --set takes one value, so a scenario after it is not taken for an override.
+TEST_F(CliTest, SetBeforeTheScenario) {
+  const CliResult r = run({"simulate", "--set", "global_batch_size=16", "--set", "micro_batch_size=2", "tiny-4gpu",
+                           "--quiet", "--report", path("report.json")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("simtrain: tiny-4gpu"));
+  const json document = read_json(path("report.json"))["scenario_document"];
+  EXPECT_EQ(document["training"]["global_batch_size"], 16);
+  EXPECT_EQ(document["training"]["micro_batch_size"], 2);
+}
+
+TEST_F(CliTest, NonExistentScenarioFile) {
+  const CliResult r = run({"simulate", path("missing.json"), "--quiet", "--report", path("report.json")});
+  expect_input_error(r, path("missing.json") + ": no such file");
+  EXPECT_FALSE(fs::exists(path("report.json")));
+}
+
+TEST_F(CliTest, MalformedJson) {
+  std::ofstream(path("broken.json")) << "{\"name\": \"broken\",\n \"model\": {\n";
+  expect_input_error(run({"simulate", path("broken.json"), "--quiet"}), "malformed JSON");
+}
+
+TEST_F(CliTest, DivisibilityErrorIsOneLineAndWritesNothing) {
+  json scenario = read_json(fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios/tiny-4gpu.json");
+  scenario["parallelism"]["pipeline_model_parallel_size"] = 3;
+  std::ofstream(path("scenario.json")) << scenario.dump(2);
+  const CliResult r =
+      run({"simulate", path("scenario.json"), "--quiet", "--report", path("report.json"), "--trace", path("trace.json")});
+  expect_input_error(r, path("scenario.json") + ": parallelism.pipeline_model_parallel_size: must divide");
+  EXPECT_FALSE(fs::exists(path("report.json")));
+  EXPECT_FALSE(fs::exists(path("trace.json")));
+}
+
+TEST(Cli, BadArguments) {
+  expect_input_error(run({"simulate", "tiny-4gpu", "--set", "hidden_size"}), "--set hidden_size: expected key=value");
+  expect_input_error(run({"simulate", "tiny-4gpu", "--set", "no_such_field=1"}), "no_such_field: unknown field");
+  expect_input_error(run({"frobnicate"}), "subcommand");  // CLI11 does not name the word
+  expect_input_error(run({"simulate", "tiny-4gpu", "--frobnicate"}), "--frobnicate");
+  expect_input_error(run({"simulate", "tiny-4gpu", "--allreduce-algorithm", "star"}), "star");
+  expect_input_error(run({"schedule"}), "scenario");
+  expect_input_error(run({}), "subcommand");
+}
+
+TEST_F(CliTest, ReportIsReplacedAtomically) {
+  std::ofstream(path("report.json")) << "old";
+  ASSERT_EQ(run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json")}).code, 0);
+  EXPECT_TRUE(read_json(path("report.json")).contains("step_time_s"));
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+}
+
+}  // namespace
+}  // namespace simtrain

@@ -1,0 +1,79 @@
+// Collective plans (NCCL's ring and double binary tree) and the fabric's paths.
+#include <gtest/gtest.h>
+
+#include "collective_plan.hpp"
+#include "fabric.hpp"
+
+using namespace simtrain;
+
+namespace {
+
+Topology superpod() {
+  Topology t;
+  t.gpus_per_node = 8;
+  t.nics_per_node = 8;
+  t.nvlink_bytes_per_second = 450e9;
+  t.nic_bytes_per_second = 50e9;
+  t.nvlink_latency_seconds = 1e-6;
+  t.nic_latency_seconds = 2e-6;
+  t.switch_latency_seconds = 0.5e-6;
+  t.nodes_per_unit = 4;
+  t.units_per_pod = 2;
+  return t;
+}
+
+std::vector<std::string> path_names(const Fabric& f, int src, int dst) {
+  std::vector<std::string> names;
+  for (int link : f.route(src, dst)) names.push_back(f.links()[link].name);
+  return names;
+}
+
+}  // namespace
+
+TEST(Fabric, PathsClimbOnlyAsHighAsTheyMust) {
+  const Fabric f(superpod(), 128);  // 16 nodes, 4 units of 4 nodes, 2 pods
+  using V = std::vector<std::string>;
+  EXPECT_EQ(path_names(f, 0, 3), (V{"nvlink0_up", "nvlink3_down"}));                // same node: NVSwitch
+  EXPECT_EQ(path_names(f, 1, 9), (V{"nic0.1_up", "nic1.1_down"}));                  // same rail, same unit: one leaf
+  EXPECT_EQ(path_names(f, 1, 10), (V{"nic0.1_up", "leaf1_up", "leaf2_down", "nic1.2_down"}));  // other rail
+  EXPECT_EQ(path_names(f, 1, 33), (V{"nic0.1_up", "leaf1_up", "leaf9_down", "nic4.1_down"}));  // other unit
+  EXPECT_EQ(path_names(f, 1, 65),
+            (V{"nic0.1_up", "leaf1_up", "pod0_up", "pod1_down", "leaf17_down", "nic8.1_down"}));  // other pod
+  EXPECT_DOUBLE_EQ(f.route_latency_seconds(1, 9), 4e-6);
+}
+
+TEST(Fabric, OversubscriptionDividesUplinkBandwidth) {
+  Topology t = superpod();
+  t.leaf_oversubscription = 4;
+  const Fabric f(t, 128);
+  for (const LinkSpec& link : f.links())
+    if (link.name == "leaf1_up") EXPECT_DOUBLE_EQ(link.bytes_per_second, 4 * 50e9 / 4);
+}
+
+TEST(CollectivePlan, RingMovesTheNcclBusBandwidthShare) {
+  const Fabric f(superpod(), 128);
+  const std::vector<int> ranks = {0, 8, 16, 24};
+  const CollectivePlan ar = plan_collective(TaskKind::ALLREDUCE, ranks, 1e9, 1, Algorithm::ring, f);
+  ASSERT_EQ(ar.flows.size(), 4u);
+  for (const Flow& flow : ar.flows) EXPECT_DOUBLE_EQ(flow.bytes, 2.0 * 3 / 4 * 1e9);
+  EXPECT_EQ(ar.flows[3].src, 24);
+  EXPECT_EQ(ar.flows[3].dst, 0);
+  EXPECT_DOUBLE_EQ(ar.latency_seconds, 6 * 4e-6);
+  const CollectivePlan ag = plan_collective(TaskKind::ALLGATHER, ranks, 1e9, 3, Algorithm::tree, f);
+  EXPECT_EQ(ag.algorithm, Algorithm::ring);  // NCCL has no tree all-gather
+  EXPECT_DOUBLE_EQ(ag.flows[0].bytes, 3 * 3.0 / 4 * 1e9);
+  EXPECT_DOUBLE_EQ(closed_form_seconds(ag, f), 3 * (0.75e9 / 50e9 + 3 * 4e-6));
+}
+
+TEST(CollectivePlan, DoubleBinaryTreeSendsHalfTheBufferEachWayOnEveryEdge) {
+  const Fabric f(superpod(), 128);
+  std::vector<int> ranks;
+  for (int node = 0; node < 16; ++node) ranks.push_back(8 * node);
+  const CollectivePlan tree = plan_collective(TaskKind::ALLREDUCE, ranks, 1e9, 1, Algorithm::tree, f);
+  EXPECT_EQ(tree.flows.size(), 2u * 2 * 15);
+  for (const Flow& flow : tree.flows) EXPECT_DOUBLE_EQ(flow.bytes, 0.5e9);
+  EXPECT_GT(tree.latency_seconds, 0);
+  // Latency-bound small messages go to the tree, bandwidth-bound large ones to the ring.
+  EXPECT_EQ(choose_allreduce_algorithm(ranks, 4096, f), Algorithm::tree);
+  EXPECT_EQ(choose_allreduce_algorithm(ranks, 4e9, f), Algorithm::ring);
+}

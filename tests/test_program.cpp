@@ -1,0 +1,155 @@
+// Structural laws of every generated Program: ids, transfers that pair up,
+// collectives that match across a group, and FLOPs that add up to the step's.
+#include <map>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "program_builder.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+
+namespace {
+
+struct Config {
+  std::string schedule;
+  int tp, pp, dp, layers_per_virtual_stage, zero;
+  std::string recompute;
+  bool sequence_parallel;
+};
+
+std::string describe(const Config& c) {
+  return c.schedule + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp) +
+         " vl" + std::to_string(c.layers_per_virtual_stage) + " zero" + std::to_string(c.zero) + " " + c.recompute +
+         (c.sequence_parallel ? " sp" : "");
+}
+
+std::vector<Config> grid() {
+  std::vector<Config> configs;
+  for (const std::string schedule : {"gpipe", "1f1b", "zb_h1"})
+    for (int tp : {1, 2})
+      for (int pp : {1, 2, 4})
+        for (int dp : {1, 2})
+          configs.push_back({schedule, tp, pp, dp, 0, (tp + pp + dp) % 4, tp == 2 ? "selective" : "full", tp == 2});
+  for (int pp : {2, 4})
+    for (int layers : {1, 2}) configs.push_back({"interleaved_1f1b", 2, pp, 2, layers, 1, "none", true});
+  return configs;
+}
+
+Scenario scenario_for(const Config& c) {
+  nlohmann::json doc = fixtures::scenario_json(c.tp, c.pp, c.dp, 8, c.schedule, c.layers_per_virtual_stage, 8);
+  doc["parallelism"]["zero_stage"] = c.zero;
+  doc["parallelism"]["sequence_parallel"] = c.sequence_parallel;
+  doc["training"]["recompute_granularity"] = c.recompute;
+  return fixtures::scenario_from(doc);
+}
+
+}  // namespace
+
+TEST(Program, TasksAreIndexedAndEveryRankListsItsOwn) {
+  for (const Config& c : grid()) {
+    const Scenario s = scenario_for(c);
+    const Program p = build_program(s, build_workload(s));
+    SCOPED_TRACE(describe(c));
+    ASSERT_EQ(p.world_size, c.tp * c.pp * c.dp);
+    size_t listed = 0;
+    for (int rank = 0; rank < p.world_size; ++rank) {
+      for (int id : p.rank_tasks[rank]) {
+        ASSERT_EQ(p.tasks[id].id, id);
+        ASSERT_EQ(p.tasks[id].rank, rank);
+        for (int dep : p.tasks[id].deps) ASSERT_TRUE(dep >= 0 && dep < static_cast<int>(p.tasks.size()) && dep != id);
+      }
+      listed += p.rank_tasks[rank].size();
+    }
+    EXPECT_EQ(listed, p.tasks.size());
+  }
+}
+
+TEST(Program, EverySendPairsWithOneReceiveOfTheSameSize) {
+  for (const Config& c : grid()) {
+    const Scenario s = scenario_for(c);
+    const Program p = build_program(s, build_workload(s));
+    SCOPED_TRACE(describe(c));
+    std::map<int, int> receives_of_send;
+    std::map<std::pair<int, int>, double> sent, received;
+    for (const Task& t : p.tasks) {
+      if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
+      if (t.kind != TaskKind::RECV) continue;
+      ASSERT_EQ(t.deps.size(), 1u);
+      const Task& send = p.tasks[t.deps[0]];
+      ASSERT_EQ(send.kind, TaskKind::SEND);
+      EXPECT_EQ(send.peer, t.rank);
+      EXPECT_EQ(t.peer, send.rank);
+      EXPECT_EQ(send.microbatch, t.microbatch);
+      EXPECT_EQ(send.bytes, t.bytes);
+      receives_of_send[send.id] += 1;
+      received[{send.rank, t.rank}] += t.bytes;
+    }
+    for (const Task& t : p.tasks)
+      if (t.kind == TaskKind::SEND) EXPECT_EQ(receives_of_send[t.id], 1) << t.name;
+    EXPECT_EQ(sent, received);
+  }
+}
+
+TEST(Program, MembersOfAGroupIssueTheSameCollectivesInTheSameOrder) {
+  for (const Config& c : grid()) {
+    const Scenario s = scenario_for(c);
+    const Program p = build_program(s, build_workload(s));
+    SCOPED_TRACE(describe(c));
+    for (const Group& g : p.groups) {
+      std::vector<std::tuple<TaskKind, double, int>> first;
+      for (size_t i = 0; i < g.ranks.size(); ++i) {
+        std::vector<std::tuple<TaskKind, double, int>> sequence;
+        for (int id : p.rank_tasks[g.ranks[i]])
+          if (p.tasks[id].group == g.id) sequence.emplace_back(p.tasks[id].kind, p.tasks[id].bytes, p.tasks[id].count);
+        if (i == 0) first = sequence;
+        EXPECT_EQ(sequence, first) << g.name;
+      }
+      EXPECT_FALSE(first.empty()) << g.name << " has no collective";
+    }
+  }
+}
+
+TEST(Program, ComputeFlopsAddUpToTheStepsFlops) {
+  for (const Config& c : grid()) {
+    const Scenario s = scenario_for(c);
+    const Workload w = build_workload(s);
+    const Program p = build_program(s, w);
+    SCOPED_TRACE(describe(c));
+    double flops = 0;
+    for (const Task& t : p.tasks)
+      if (t.work >= 0 && t.kind != TaskKind::OPT) flops += p.works[t.work].flops();
+    EXPECT_NEAR(flops / w.hardware_flops_per_step, 1.0, 1e-9);
+  }
+}
+
+TEST(Program, EachMicrobatchRunsForwardOnceAndBackwardOverEveryLayer) {
+  for (const Config& c : grid()) {
+    const Scenario s = scenario_for(c);
+    const Program p = build_program(s, build_workload(s));
+    SCOPED_TRACE(describe(c));
+    std::map<std::tuple<int, int, int>, int> forwards, backward_layers;  // (rank, stage, mb)
+    for (const Task& t : p.tasks) {
+      if (t.kind == TaskKind::F) forwards[{t.rank, t.stage, t.microbatch}] += 1;
+      if (t.kind == TaskKind::B) backward_layers[{t.rank, t.stage, t.microbatch}] += t.layer_end - t.layer_begin;
+    }
+    const int stages = c.pp * static_cast<int>(s.virtual_stages());
+    EXPECT_EQ(forwards.size(), static_cast<size_t>(p.world_size / c.pp * stages * p.micro_batches));
+    for (const auto& [key, count] : forwards) {
+      EXPECT_EQ(count, 1);
+      EXPECT_EQ(backward_layers[key], 8 / stages);
+    }
+  }
+}
+
+TEST(Program, ShortNamesReadLikeTheSchedule) {
+  const Scenario s = fixtures::scenario_from(fixtures::scenario_json(2, 2, 1, 4, "1f1b"));
+  const Program p = build_program(s, build_workload(s));
+  std::vector<std::string> names;
+  for (int id : p.rank_tasks[0]) names.push_back(p.tasks[id].name);
+  EXPECT_EQ(names[0], "s0 F mb0");
+  EXPECT_EQ(names[1], "allreduce tp0 512KiB x5");
+  EXPECT_EQ(names[2], "send act s0->s1 mb0 256KiB");
+  EXPECT_EQ(p.tasks[p.rank_tasks[2][0]].name, "recv act s0->s1 mb0");
+}

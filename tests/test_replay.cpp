@@ -1,0 +1,247 @@
+// The SimGrid replay against closed forms: pipeline bubbles with free
+// communication, lone collectives on uniform links, contention on a shared
+// NIC; and the laws every replay obeys (each task once, dependencies kept).
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "engine/replay.hpp"
+#include "program_builder.hpp"
+#include "report.hpp"
+#include "simulation.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+
+namespace {
+
+struct StageTimes {
+  double forward, backward, weight;
+};
+
+// Durations by pass, whatever the ops: every stage costs the same.
+std::vector<double> uniform_durations(const Program& p, StageTimes t) {
+  std::vector<double> seconds;
+  for (const Work& w : p.works) {
+    const char kind = w.name[0];
+    seconds.push_back(kind == 'F' ? t.forward : kind == 'B' ? t.backward : kind == 'W' ? t.weight : 0.0);
+  }
+  return seconds;
+}
+
+Timeline replay_uniform(const std::string& schedule, int p, int m, int v, StageTimes t) {
+  nlohmann::json doc = fixtures::scenario_json(1, p, 1, p * v * 2, schedule, v > 1 ? 2 : 0, m);
+  doc["model"]["tie_word_embeddings"] = false;
+  const Scenario s = fixtures::scenario_from(doc);
+  const Program program = build_program(s, build_workload(s));
+  ReplayOptions options;
+  options.free_communication = true;
+  return replay(program, Fabric(s.cluster.topology, program.world_size), uniform_durations(program, t), options);
+}
+
+Topology one_gpu_per_node(double nic_GBps, double hop_latency_seconds) {
+  Topology t;
+  t.gpus_per_node = 1;
+  t.nics_per_node = 1;
+  t.nvlink_bytes_per_second = 1e12;
+  t.nic_bytes_per_second = nic_GBps * 1e9;
+  t.nic_latency_seconds = hop_latency_seconds;
+  t.nodes_per_unit = 1024;
+  t.units_per_pod = 1;
+  return t;
+}
+
+// One collective over ranks 0..n-1, on the dp or tp dimension.
+Program lone_collective(int n, TaskKind kind, double bytes, CommDim dim) {
+  Program p;
+  p.world_size = n;
+  p.tensor_size = dim == CommDim::tp ? n : 1;
+  p.coords.resize(n);
+  p.rank_tasks.resize(n);
+  Group g{0, dim, dim == CommDim::tp ? "tp0" : "dp0", {}};
+  for (int r = 0; r < n; ++r) g.ranks.push_back(r);
+  p.groups.push_back(g);
+  for (int r = 0; r < n; ++r) {
+    Task t;
+    t.id = r;
+    t.rank = r;
+    t.stream = dim == CommDim::tp ? Stream::compute : Stream::dp;
+    t.kind = kind;
+    t.dim = dim;
+    t.group = 0;
+    t.bytes = bytes;
+    p.tasks.push_back(t);
+    p.rank_tasks[r].push_back(r);
+  }
+  return p;
+}
+
+double ring_seconds(TaskKind kind, int n, double bytes, double bandwidth, double step_latency) {
+  const double factor = kind == TaskKind::ALLREDUCE ? 2.0 * (n - 1) / n : (n - 1.0) / n;
+  const int steps = kind == TaskKind::ALLREDUCE ? 2 * (n - 1) : n - 1;
+  return factor * bytes / bandwidth + steps * step_latency;
+}
+
+}  // namespace
+
+TEST(Replay, GpipeAnd1f1bTakeTheClosedFormTimeWithFreeCommunication) {
+  for (const std::string schedule : {"gpipe", "1f1b"})
+    for (int p : {1, 2, 4})
+      for (int m : {1, 4, 8}) {
+        const StageTimes t{1.5e-3, 3.1e-3, 0};
+        const Timeline timeline = replay_uniform(schedule, p, m, 1, t);
+        const double expected = (m + p - 1) * (t.forward + t.backward);
+        EXPECT_NEAR(timeline.step_seconds / expected, 1.0, 1e-9) << schedule << " p" << p << " m" << m;
+      }
+}
+
+TEST(Replay, BubbleFractionIsPMinusOneOverMPlusPMinusOne) {
+  const int p = 4, m = 8;
+  nlohmann::json doc = fixtures::scenario_json(1, p, 1, 8, "1f1b", 0, m);
+  doc["model"]["tie_word_embeddings"] = false;
+  const Scenario s = fixtures::scenario_from(doc);
+  const Program program = build_program(s, build_workload(s));
+  ReplayOptions options;
+  options.free_communication = true;
+  const Timeline timeline =
+      replay(program, Fabric(s.cluster.topology, 4), uniform_durations(program, {1e-3, 2e-3, 0}), options);
+  for (int rank = 0; rank < p; ++rank) {
+    const TimeSplit split = split_rank_time(program, timeline, rank, timeline.step_seconds);
+    EXPECT_NEAR(split.idle_seconds / timeline.step_seconds, (p - 1.0) / (m + p - 1), 1e-9) << "rank " << rank;
+    EXPECT_NEAR(split.compute_seconds + split.exposed_tp_seconds + split.exposed_pp_seconds +
+                    split.exposed_dp_seconds + split.idle_seconds,
+                timeline.step_seconds, 1e-12);
+  }
+}
+
+TEST(Replay, InterleavingDividesTheBubbleByTheVirtualStages) {
+  for (int p : {2, 4})
+    for (int v : {2, 3})
+      for (int m : {p, 2 * p, 4 * p}) {
+        const StageTimes t{2e-3 / v, 4e-3 / v, 0};  // a rank's v chunks together cost 2 ms + 4 ms
+        const Timeline timeline = replay_uniform("interleaved_1f1b", p, m, v, t);
+        const double ideal = m * 6e-3;
+        const double expected = ideal + (p - 1) * 6e-3 / v;
+        EXPECT_NEAR(timeline.step_seconds / expected, 1.0, 1e-9) << "p" << p << " v" << v << " m" << m;
+        EXPECT_NEAR((timeline.step_seconds - ideal) / ideal, (p - 1.0) / (v * m), 1e-9);
+      }
+}
+
+TEST(Replay, ZeroBubbleH1LeavesBubbleOfPMinusOneTimesFPlusBMinusW) {
+  for (int p : {2, 4})
+    for (int m : {p, 2 * p, 3 * p}) {
+      const StageTimes t{1e-3, 1e-3, 1e-3};
+      const Timeline timeline = replay_uniform("zb_h1", p, m, 1, t);
+      const double expected = m * 3e-3 + (p - 1) * (t.forward + t.backward - t.weight);
+      EXPECT_NEAR(timeline.step_seconds / expected, 1.0, 1e-9) << "p" << p << " m" << m;
+    }
+}
+
+TEST(Replay, LoneRingCollectivesMatchTheClosedForm) {
+  const double bandwidth = 25e9, hop_latency = 2e-6, bytes = 256e6;
+  for (TaskKind kind : {TaskKind::ALLREDUCE, TaskKind::REDUCESCATTER, TaskKind::ALLGATHER})
+    for (int n : {2, 4, 8, 16}) {
+      const Program p = lone_collective(n, kind, bytes, CommDim::dp);
+      ReplayOptions options;
+      options.allreduce_algorithm = "ring";
+      const Timeline t = replay(p, Fabric(one_gpu_per_node(25, hop_latency), n), {}, options);
+      // A GPU-to-GPU step crosses two NIC hops.
+      const double expected = ring_seconds(kind, n, bytes, bandwidth, 2 * hop_latency);
+      EXPECT_NEAR(t.step_seconds / expected, 1.0, 0.01) << to_string(kind) << " n" << n;
+      EXPECT_EQ(t.flows, static_cast<uint64_t>(n));
+    }
+}
+
+TEST(Replay, IsolatedTensorParallelGroupsUseTheSameClosedFormWithoutFlows) {
+  Topology node = one_gpu_per_node(25, 2e-6);
+  node.gpus_per_node = 8;
+  node.nics_per_node = 8;
+  node.nvlink_bytes_per_second = 450e9;
+  node.nvlink_latency_seconds = 1e-6;
+  const Program p = lone_collective(8, TaskKind::ALLREDUCE, 64e6, CommDim::tp);
+  ReplayOptions options;
+  options.allreduce_algorithm = "ring";
+  const Timeline t = replay(p, Fabric(node, 8), {}, options);
+  EXPECT_NEAR(t.step_seconds / ring_seconds(TaskKind::ALLREDUCE, 8, 64e6, 450e9, 2e-6), 1.0, 1e-9);
+  EXPECT_EQ(t.closed_form_collectives, 1u);
+  EXPECT_EQ(t.flows, 0u);
+}
+
+TEST(Replay, TwoTransfersThroughOneNicShareItsBandwidth) {
+  // Ranks 0 and 1 share node 0; they send to ranks 2 and 3 on node 1.
+  for (int nics : {1, 2}) {
+    Topology t = one_gpu_per_node(50, 1e-6);
+    t.gpus_per_node = 2;
+    t.nics_per_node = nics;
+    Program p;
+    p.world_size = 4;
+    p.coords.resize(4);
+    p.rank_tasks.resize(4);
+    for (int sender : {0, 1}) {
+      Task send;
+      send.id = static_cast<int>(p.tasks.size());
+      send.rank = sender;
+      send.stream = Stream::p2p;
+      send.kind = TaskKind::SEND;
+      send.dim = CommDim::pp;
+      send.peer = sender + 2;
+      send.bytes = 1e9;
+      p.tasks.push_back(send);
+      p.rank_tasks[sender].push_back(send.id);
+      Task recv = send;
+      recv.id = send.id + 1;
+      recv.rank = sender + 2;
+      recv.kind = TaskKind::RECV;
+      recv.peer = sender;
+      recv.deps = {send.id};
+      p.tasks.push_back(recv);
+      p.rank_tasks[sender + 2].push_back(recv.id);
+    }
+    const Timeline timeline = replay(p, Fabric(t, 4), {}, {});
+    const double expected = (nics == 1 ? 2 : 1) * 1e9 / 50e9 + 2e-6;
+    EXPECT_NEAR(timeline.step_seconds / expected, 1.0, 1e-6) << nics << " NICs";
+    EXPECT_EQ(timeline.tasks[1].end, timeline.tasks[0].end);  // a receive ends with its send
+  }
+}
+
+TEST(Replay, EveryTaskRunsOnceAfterItsDependencies) {
+  for (const std::string schedule : {"gpipe", "1f1b", "zb_h1", "interleaved_1f1b"})
+    for (int tp : {1, 2})
+      for (int pp : {2, 4})
+        for (int dp : {1, 2}) {
+          nlohmann::json doc = fixtures::scenario_json(tp, pp, dp, 8, schedule, schedule == "interleaved_1f1b" ? 1 : 0, 8);
+          doc["parallelism"]["zero_stage"] = dp == 2 ? 1 : 0;
+          const Scenario s = fixtures::scenario_from(doc);
+          const Simulation sim = simulate(s);
+          SCOPED_TRACE(schedule + " tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " dp" + std::to_string(dp));
+          for (const Task& t : sim.program.tasks) {
+            const TaskTiming& timing = sim.timeline.tasks[t.id];
+            ASSERT_GE(timing.start, 0) << t.name;
+            ASSERT_GE(timing.end, timing.start) << t.name;
+            if (t.kind == TaskKind::RECV) {  // spans its send's transfer
+              ASSERT_EQ(timing.end, sim.timeline.tasks[t.deps[0]].end) << t.name;
+              continue;
+            }
+            for (int dep : t.deps) ASSERT_GE(timing.start + 1e-15, sim.timeline.tasks[dep].end) << t.name;
+          }
+          // A stream runs one task at a time, in order.
+          for (int rank = 0; rank < sim.program.world_size; ++rank)
+            for (Stream stream : {Stream::compute, Stream::dp, Stream::dp_gather}) {
+              double free_at = 0;
+              for (int id : sim.program.stream_tasks(rank, stream)) {
+                ASSERT_GE(sim.timeline.tasks[id].start + 1e-15, free_at) << sim.program.tasks[id].name;
+                free_at = sim.timeline.tasks[id].end;
+              }
+            }
+        }
+}
+
+TEST(Replay, SameProgramGivesIdenticalTimes) {
+  const Scenario s = load_scenario("tiny-4gpu");
+  const Simulation a = simulate(s), b = simulate(s);
+  ASSERT_EQ(a.timeline.tasks.size(), b.timeline.tasks.size());
+  for (size_t i = 0; i < a.timeline.tasks.size(); ++i) {
+    EXPECT_EQ(a.timeline.tasks[i].start, b.timeline.tasks[i].start);
+    EXPECT_EQ(a.timeline.tasks[i].end, b.timeline.tasks[i].end);
+  }
+}

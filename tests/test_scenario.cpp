@@ -1,0 +1,366 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "input_error.hpp"
+#include "scenario.hpp"
+
+namespace simtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::AllOf;
+using testing::HasSubstr;
+
+const fs::path source_dir = SIMTRAIN_SOURCE_DIR;
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+// The message of the InputError that loading `path` throws.
+std::string error_loading(const std::string& path, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_scenario(path, overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError loading " << path;
+  return "";
+}
+
+// Each test gets a fresh directory for the files it writes.
+class ScenarioTest : public testing::Test {
+protected:
+  ScenarioTest() {
+    static int counter = 0;
+    dir_ = fs::temp_directory_path() /
+           ("simtrain-test-scenario-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~ScenarioTest() override { fs::remove_all(dir_); }
+
+  // tiny-4gpu, the base every test changes.
+  static json base() { return read_json(source_dir / "scenarios/tiny-4gpu.json"); }
+
+  std::string write(const std::string& name, const json& document) {
+    write_text(dir_ / name, document.dump(2));
+    return (dir_ / name).string();
+  }
+
+  std::string scenario_path() const { return (dir_ / "scenario.json").string(); }
+
+  // Loads the base changed by `change` (from dir/scenario.json); returns the InputError's message.
+  std::string error_of(const std::function<void(json&)>& change) {
+    json document = base();
+    change(document);
+    return error_loading(write("scenario.json", document));
+  }
+
+  fs::path dir_;
+};
+
+// ---- shipped scenarios ----------------------------------------------------
+
+TEST(ShippedScenarios, EveryFileLoadsAndFillsTheCluster) {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(source_dir / "scenarios")) {
+    SCOPED_TRACE(entry.path().string());
+    const Scenario s = load_scenario(entry.path().string());
+    EXPECT_EQ(s.name, entry.path().stem().string());
+    EXPECT_EQ(s.parallel.world_size(), s.cluster.num_gpus);
+    EXPECT_EQ(s.training.global_batch_size % (s.training.micro_batch_size * s.parallel.data), 0);
+    ++count;
+  }
+  EXPECT_GE(count, 5);
+}
+
+TEST(ShippedScenarios, DataParallelSizeIsDerived) {
+  const Scenario s = load_scenario((source_dir / "scenarios/gpt3-175b-1024xh100.json").string());
+  EXPECT_EQ(s.parallel.tensor, 8);
+  EXPECT_EQ(s.parallel.pipeline, 8);
+  EXPECT_EQ(s.parallel.data, 16);
+  EXPECT_EQ(s.micro_batches(), 1536 / 16);
+  EXPECT_EQ(s.cluster.gpu.name, "H100-SXM");
+  EXPECT_EQ(s.cluster.topology.name, "dgx-h100-superpod");
+}
+
+TEST(ShippedScenarios, LoadByBuiltInName) {
+  const Scenario s = load_scenario("tiny-4gpu");
+  EXPECT_EQ(s.name, "tiny-4gpu");
+  EXPECT_EQ(s.cluster.num_gpus, 4);
+  EXPECT_EQ(s.parallel.data, 1);
+  EXPECT_EQ(s.model.hidden_size, 1024);
+  EXPECT_EQ(s.parallel.schedule, ScheduleKind::one_f_one_b);
+}
+
+// ---- --set overrides ------------------------------------------------------
+
+const std::string gpt3 = (source_dir / "scenarios/gpt3-175b-1024xh100.json").string();
+
+TEST(Overrides, BareKeyFindsItsSection) {
+  const Scenario s = load_scenario(gpt3, {"pipeline_model_parallel_size=16", "micro_batch_size=2"});
+  EXPECT_EQ(s.parallel.pipeline, 16);
+  EXPECT_EQ(s.parallel.data, 8);
+  EXPECT_EQ(s.training.micro_batch_size, 2);
+  EXPECT_EQ(s.document["parallelism"]["pipeline_model_parallel_size"], 16);
+}
+
+TEST(Overrides, DottedPath) {
+  EXPECT_EQ(load_scenario(gpt3, {"training.global_batch_size=3072"}).training.global_batch_size, 3072);
+}
+
+TEST(Overrides, BareWordIsAString) {
+  EXPECT_EQ(load_scenario(gpt3, {"schedule=gpipe"}).parallel.schedule, ScheduleKind::gpipe);
+  EXPECT_EQ(load_scenario("tiny-4gpu", {"gpu=H200"}).cluster.gpu.name, "H200");
+}
+
+TEST(Overrides, UnknownKeyIsRefused) {
+  EXPECT_THAT(error_loading(gpt3, {"hiden_size=4096"}),
+              AllOf(HasSubstr("hiden_size"), HasSubstr("unknown field")));
+}
+
+TEST(Overrides, OverridesAreCheckedLikeTheFile) {
+  EXPECT_THAT(error_loading(gpt3, {"pipeline_model_parallel_size=7"}),
+              AllOf(HasSubstr("parallelism.pipeline_model_parallel_size"), HasSubstr("must divide num_hidden_layers")));
+}
+
+// ---- bad scenarios: each names the file, the field and the reason ---------
+
+struct BadCase {
+  std::string name;
+  std::function<void(json&)> change;
+  std::string field;
+  std::string reason;
+};
+
+void PrintTo(const BadCase& c, std::ostream* out) { *out << c.name; }
+
+class BadScenario : public ScenarioTest, public testing::WithParamInterface<BadCase> {};
+
+TEST_P(BadScenario, NamesFileFieldAndReason) {
+  const std::string message = error_of(GetParam().change);
+  EXPECT_THAT(message, AllOf(HasSubstr(scenario_path()), HasSubstr(GetParam().field), HasSubstr(GetParam().reason)));
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+const BadCase bad_cases[] = {
+    {"missing_required_field", [](json& s) { s["training"].erase("seq_length"); }, "training.seq_length", "missing"},
+    {"mistyped_field",
+     [](json& s) {
+       s["parallelism"].erase("tensor_model_parallel_size");
+       s["parallelism"]["tensor_model_paralel_size"] = 2;
+     },
+     "parallelism.tensor_model_paralel_size", "unknown field (did you mean 'tensor_model_parallel_size'?)"},
+    {"mistyped_top_level_field", [](json& s) { s["paralelism"] = s["parallelism"]; }, "paralelism",
+     "did you mean 'parallelism'"},
+    {"string_for_integer", [](json& s) { s["parallelism"]["tensor_model_parallel_size"] = "2"; },
+     "parallelism.tensor_model_parallel_size", "expected an integer, got \"2\""},
+    {"fraction_for_integer", [](json& s) { s["training"]["micro_batch_size"] = 1.5; }, "training.micro_batch_size",
+     "expected an integer"},
+    {"section_not_an_object", [](json& s) { s["training"] = "fast"; }, "training", "expected a JSON object"},
+    {"heads_not_divisible_by_tp", [](json& s) { s["parallelism"]["tensor_model_parallel_size"] = 3; },
+     "parallelism.tensor_model_parallel_size", "must divide num_attention_heads (16), got 3"},
+    {"layers_not_divisible_by_pp", [](json& s) { s["parallelism"]["pipeline_model_parallel_size"] = 3; },
+     "parallelism.pipeline_model_parallel_size", "must divide num_hidden_layers (8), got 3"},
+    {"stage_layers_not_divisible_by_virtual_stage",
+     [](json& s) {
+       s["parallelism"]["schedule"] = "interleaved_1f1b";
+       s["parallelism"]["num_layers_per_virtual_pipeline_stage"] = 3;
+     },
+     "parallelism.num_layers_per_virtual_pipeline_stage", "must divide the layers per pipeline stage (4), got 3"},
+    {"gpus_not_a_multiple_of_model_parallel", [](json& s) { s["cluster"]["num_gpus"] = 6; }, "cluster.num_gpus",
+     "must be a multiple of tensor x pipeline parallel size (4), got 6"},
+    {"global_batch_not_a_multiple", [](json& s) { s["training"]["micro_batch_size"] = 3; },
+     "training.global_batch_size", "must be a multiple of micro_batch_size x data parallel size (3 x 1), got 8"},
+    {"data_parallel_size_inconsistent", [](json& s) { s["parallelism"]["data_parallel_size"] = 2; },
+     "parallelism.data_parallel_size", "is 2 but num_gpus / (tensor x pipeline) = 1"},
+    {"interleaved_micro_batches_not_a_multiple_of_pp",
+     [](json& s) {
+       s["parallelism"]["schedule"] = "interleaved_1f1b";
+       s["parallelism"]["num_layers_per_virtual_pipeline_stage"] = 2;
+       s["training"]["global_batch_size"] = 5;
+     },
+     "training.global_batch_size", "micro-batches per pipeline (5) to be a multiple of pipeline_model_parallel_size (2)"},
+    {"interleaved_without_virtual_stages", [](json& s) { s["parallelism"]["schedule"] = "interleaved_1f1b"; },
+     "parallelism.schedule", "interleaved_1f1b needs num_layers_per_virtual_pipeline_stage"},
+    {"virtual_stages_without_interleaving",
+     [](json& s) { s["parallelism"]["num_layers_per_virtual_pipeline_stage"] = 2; },
+     "parallelism.num_layers_per_virtual_pipeline_stage", "only used by the interleaved_1f1b schedule"},
+    {"unknown_schedule", [](json& s) { s["parallelism"]["schedule"] = "2f2b"; }, "parallelism.schedule",
+     "'2f2b' is not one of: gpipe, 1f1b, interleaved_1f1b, zb_h1"},
+    {"unknown_gpu", [](json& s) { s["cluster"]["gpu"] = "B200"; }, "cluster.gpu",
+     "unknown GPU 'B200' (known: A100-80GB, H100-SXM, H200)"},
+    {"unknown_topology", [](json& s) { s["cluster"]["topology"] = "my-cluster"; }, "cluster.topology",
+     "unknown topology 'my-cluster' (built in: dgx-a100-superpod, dgx-h100-superpod"},
+    {"fp8_on_a100",
+     [](json& s) {
+       s["cluster"]["gpu"] = "A100-80GB";
+       s["training"]["dtype"] = "fp8";
+     },
+     "training.dtype", "fp8 is not supported by GPU A100-80GB"},
+    {"zero_stage_4", [](json& s) { s["parallelism"]["zero_stage"] = 4; }, "parallelism.zero_stage",
+     "must be 0, 1, 2 or 3"},
+    {"negative_zero_stage", [](json& s) { s["parallelism"]["zero_stage"] = -1; }, "parallelism.zero_stage",
+     "must be at least 0, got -1"},
+    {"zero_micro_batch", [](json& s) { s["training"]["micro_batch_size"] = 0; }, "training.micro_batch_size",
+     "must be at least 1, got 0"},
+    {"negative_hidden_size", [](json& s) { s["model"]["hidden_size"] = -1024; }, "model.hidden_size",
+     "must be at least 1, got -1024"},
+    {"negative_tp", [](json& s) { s["parallelism"]["tensor_model_parallel_size"] = -2; },
+     "parallelism.tensor_model_parallel_size", "must be at least 1, got -2"},
+    {"zero_gpus", [](json& s) { s["cluster"]["num_gpus"] = 0; }, "cluster.num_gpus", "must be at least 1, got 0"},
+    {"heads_not_dividing_hidden", [](json& s) { s["model"]["num_attention_heads"] = 15; },
+     "model.num_attention_heads", "must divide hidden_size (1024)"},
+    {"seq_longer_than_positions", [](json& s) { s["training"]["seq_length"] = 2048; }, "training.seq_length",
+     "exceeds the model's max_position_embeddings (1024)"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Scenario, BadScenario, testing::ValuesIn(bad_cases),
+                         [](const testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST_F(ScenarioTest, NonExistentFile) {
+  const std::string path = (dir_ / "nowhere.json").string();
+  EXPECT_THAT(error_loading(path), AllOf(HasSubstr(path), HasSubstr("no such file")));
+}
+
+TEST_F(ScenarioTest, MalformedJson) {
+  write_text(dir_ / "scenario.json", "{\"name\": \"broken\",\n \"model\": {\n");
+  EXPECT_THAT(error_loading(scenario_path()), AllOf(HasSubstr(scenario_path()), HasSubstr("malformed JSON")));
+}
+
+TEST_F(ScenarioTest, TopologyFileThatDoesNotExist) {
+  const std::string message = error_of([](json& s) { s["cluster"]["topology"] = "no-such-topology.json"; });
+  EXPECT_THAT(message, AllOf(HasSubstr((dir_ / "no-such-topology.json").string()), HasSubstr("no such file")));
+}
+
+// ---- Hugging Face config.json as the model --------------------------------
+
+TEST_F(ScenarioTest, LlamaConfigJson) {
+  write("config.json", {{"architectures", {"LlamaForCausalLM"}},
+                        {"model_type", "llama"},
+                        {"hidden_size", 4096},
+                        {"num_hidden_layers", 32},
+                        {"num_attention_heads", 32},
+                        {"num_key_value_heads", 8},
+                        {"intermediate_size", 14336},
+                        {"vocab_size", 128256},
+                        {"max_position_embeddings", 131072},
+                        {"rms_norm_eps", 1e-5},
+                        {"rope_theta", 500000.0},
+                        {"rope_scaling", nullptr},
+                        {"hidden_act", "silu"},
+                        {"tie_word_embeddings", false},
+                        {"torch_dtype", "bfloat16"},
+                        {"bos_token_id", 128000},
+                        {"eos_token_id", 128001}});
+  json document = base();
+  document["model"] = "config.json";  // relative to the scenario's directory
+  const Scenario s = load_scenario(write("scenario.json", document));
+  const ModelConfig& m = s.model;
+  EXPECT_EQ(m.name, "llama");
+  EXPECT_EQ(m.hidden_size, 4096);
+  EXPECT_EQ(m.num_layers, 32);
+  EXPECT_EQ(m.num_attention_heads, 32);
+  EXPECT_EQ(m.num_key_value_heads, 8);
+  EXPECT_EQ(m.intermediate_size, 14336);
+  EXPECT_EQ(m.vocab_size, 128256);
+  EXPECT_TRUE(m.gated_mlp);
+  EXPECT_TRUE(m.rms_norm);
+  EXPECT_FALSE(m.linear_bias);
+  EXPECT_FALSE(m.learned_position_embeddings);
+  EXPECT_FALSE(m.tie_word_embeddings);
+
+  // Model fields of a config file can be overridden too.
+  EXPECT_EQ(load_scenario(scenario_path(), {"num_hidden_layers=16"}).model.num_layers, 16);
+}
+
+TEST_F(ScenarioTest, Gpt2ConfigJson) {
+  write("config.json", {{"model_type", "gpt2"},
+                        {"n_embd", 768},
+                        {"n_layer", 12},
+                        {"n_head", 12},
+                        {"n_positions", 1024},
+                        {"n_ctx", 1024},
+                        {"n_inner", nullptr},
+                        {"vocab_size", 50257},
+                        {"activation_function", "gelu_new"},
+                        {"layer_norm_epsilon", 1e-5}});
+  json document = base();
+  document["model"] = "config.json";
+  const ModelConfig m = load_scenario(write("scenario.json", document)).model;
+  EXPECT_EQ(m.hidden_size, 768);
+  EXPECT_EQ(m.num_layers, 12);
+  EXPECT_EQ(m.num_attention_heads, 12);
+  EXPECT_EQ(m.num_key_value_heads, 12);
+  EXPECT_EQ(m.intermediate_size, 4 * 768);
+  EXPECT_EQ(m.max_position_embeddings, 1024);
+  EXPECT_FALSE(m.gated_mlp);
+  EXPECT_FALSE(m.rms_norm);
+  EXPECT_TRUE(m.linear_bias);
+  EXPECT_TRUE(m.learned_position_embeddings);
+  EXPECT_TRUE(m.tie_word_embeddings);
+}
+
+TEST_F(ScenarioTest, ConfigJsonErrorsNameTheConfigFile) {
+  write("config.json", {{"model_type", "llama"}, {"hidden_size", 4096}, {"num_hidden_layers", 32},
+                        {"num_attention_heads", 32}});
+  const std::string message = error_of([](json& s) { s["model"] = "config.json"; });
+  EXPECT_THAT(message, AllOf(HasSubstr((dir_ / "config.json").string()), HasSubstr("vocab_size"), HasSubstr("missing")));
+}
+
+// ---- topology: inline object or a file ------------------------------------
+
+TEST_F(ScenarioTest, InlineTopology) {
+  json document = base();
+  document["cluster"]["topology"] = read_json(source_dir / "topologies/dgx-h100-superpod.json");
+  document["cluster"]["topology"]["name"] = "inline";
+  const Topology t = load_scenario(write("scenario.json", document)).cluster.topology;
+  EXPECT_EQ(t.name, "inline");
+  EXPECT_EQ(t.gpus_per_node, 8);
+  EXPECT_DOUBLE_EQ(t.nic_bytes_per_second, 400e9 / 8);
+}
+
+json small_topology(int gpus_per_node, int nics_per_node) {
+  return {{"name", "small"},   {"gpus_per_node", gpus_per_node}, {"nics_per_node", nics_per_node},
+          {"nvlink_GBps", 100}, {"nic_Gbps", 100},                {"nodes_per_unit", 2},
+          {"units_per_pod", 1}};
+}
+
+TEST_F(ScenarioTest, TopologyFileRelativeToScenario) {
+  write("small.json", small_topology(4, 2));
+  json document = base();
+  document["cluster"]["topology"] = "small.json";
+  const Topology t = load_scenario(write("scenario.json", document)).cluster.topology;
+  EXPECT_EQ(t.name, "small");
+  EXPECT_EQ(t.gpus_per_node, 4);
+  EXPECT_EQ(t.nics_per_node, 2);
+  EXPECT_DOUBLE_EQ(t.nvlink_bytes_per_second, 100e9);
+}
+
+TEST_F(ScenarioTest, NicsMustDivideGpusPerNode) {
+  EXPECT_THAT(error_of([](json& s) { s["cluster"]["topology"] = small_topology(8, 3); }),
+              AllOf(HasSubstr(scenario_path()), HasSubstr("cluster.topology.nics_per_node"),
+                    HasSubstr("must divide gpus_per_node (8)")));
+  write("small.json", small_topology(8, 3));
+  EXPECT_THAT(error_of([](json& s) { s["cluster"]["topology"] = "small.json"; }),
+              AllOf(HasSubstr((dir_ / "small.json").string()), HasSubstr("nics_per_node"),
+                    HasSubstr("must divide gpus_per_node (8)")));
+}
+
+}  // namespace
+}  // namespace simtrain

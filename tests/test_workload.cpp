@@ -1,0 +1,291 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "input_error.hpp"
+#include "workload.hpp"
+
+namespace simtrain {
+namespace {
+
+nlohmann::json validation(const std::string& file) {
+  std::ifstream in(std::string(SIMTRAIN_VALIDATION_DIR) + "/" + file);
+  return nlohmann::json::parse(in);
+}
+
+// GPT as in Megatron-LM SC'21: LayerNorm, biases, GELU with f = 4h, learned
+// positions, tied embeddings, full recompute, unfused attention.
+Scenario gpt(int64_t hidden, int64_t layers, int64_t heads, int64_t tp, int64_t global_batch) {
+  Scenario scenario;
+  scenario.model = {.name = "gpt",
+                    .hidden_size = hidden,
+                    .num_layers = layers,
+                    .num_attention_heads = heads,
+                    .num_key_value_heads = heads,
+                    .intermediate_size = 4 * hidden,
+                    .vocab_size = 51200,
+                    .max_position_embeddings = 2048};
+  scenario.training = {.seq_length = 2048,
+                       .micro_batch_size = 2,
+                       .global_batch_size = global_batch,
+                       .recompute = Recompute::full,
+                       .flash_attention = false};
+  scenario.parallel.tensor = tp;
+  return scenario;
+}
+
+Scenario gpt_row(const nlohmann::json& row) {
+  return gpt(row["hidden_size"], row["num_layers"], row["heads"], row["tp"], row["global_batch"]);
+}
+
+Scenario llama(int64_t kv_heads, int64_t ffn, int64_t vocab) {
+  Scenario scenario;
+  scenario.model = {.name = "llama",
+                    .hidden_size = 4096,
+                    .num_layers = 32,
+                    .num_attention_heads = 32,
+                    .num_key_value_heads = kv_heads,
+                    .intermediate_size = ffn,
+                    .vocab_size = vocab,
+                    .max_position_embeddings = 4096,
+                    .gated_mlp = true,
+                    .rms_norm = true,
+                    .linear_bias = false,
+                    .learned_position_embeddings = false,
+                    .tie_word_embeddings = false};
+  scenario.training = {.seq_length = 4096, .micro_batch_size = 1, .global_batch_size = 64};
+  return scenario;
+}
+
+Scenario llama2_7b() { return llama(32, 11008, 32000); }
+Scenario llama3_8b() { return llama(8, 14336, 128256); }
+
+void expect_relative(double actual, double expected, double tolerance) {
+  EXPECT_NEAR(actual / expected, 1.0, tolerance) << actual << " vs " << expected;
+}
+
+TEST(Workload, MegatronParameterCount) {
+  for (const auto& row : validation("megatron_sc21.json")["rows"]) {
+    const Scenario scenario = gpt_row(row);
+    const double h = row["hidden_size"], l = row["num_layers"], V = 51200, s = 2048;
+    const double megatron = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+    const double params = build_workload(scenario).total_parameters;
+    expect_relative(params, megatron + 2 * h, 1e-12);  // + the final LayerNorm
+    EXPECT_DOUBLE_EQ(std::round(params / 1e8) / 10, row["params_B"].get<double>());
+  }
+}
+
+TEST(Workload, MegatronFlopsPerStep) {
+  for (const auto& row : validation("megatron_sc21.json")["rows"]) {
+    const Workload workload = build_workload(gpt_row(row));
+    const double B = row["global_batch"], h = row["hidden_size"], l = row["num_layers"], V = 51200, s = 2048;
+    // SC'21 with full recompute; Korthikanti et al. 2022 without (model FLOPs).
+    expect_relative(workload.hardware_flops_per_step,
+                    96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)), 1e-9);
+    expect_relative(workload.model_flops_per_step, 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)),
+                    1e-9);
+    // Without the logits, the model FLOPs are 3/4 of the executed ones.
+    const double logits = 6 * B * s * V * h;
+    expect_relative(workload.model_flops_per_step - logits, 0.75 * (workload.hardware_flops_per_step - logits),
+                    1e-9);
+    EXPECT_DOUBLE_EQ(workload.tokens_per_step, B * s);
+  }
+}
+
+TEST(Workload, FlopsDoNotDependOnMicroBatchSize) {
+  Scenario scenario = gpt(6144, 40, 48, 8, 1024);
+  const double flops = build_workload(scenario).hardware_flops_per_step;
+  scenario.training.micro_batch_size = 8;
+  expect_relative(build_workload(scenario).hardware_flops_per_step, flops, 1e-12);
+}
+
+// Korthikanti et al. 2022, equations 2, 4 and 6.
+TEST(Workload, KorthikantiActivationMemory) {
+  auto rows = validation("megatron_sc21.json")["rows"];
+  rows.push_back(validation("korthikanti_2022.json")["rows"][1]);  // 175B, tp 8
+  for (const auto& row : rows) {
+    Scenario scenario = gpt(row["hidden_size"], row["num_layers"], row["heads"], row.value("tp", 8), 64);
+    const double s = 2048, b = scenario.training.micro_batch_size, h = row["hidden_size"], a = row["heads"];
+    const double t = scenario.parallel.tensor, sbh = s * b * h;
+    const auto activation = [&](Recompute recompute, bool sequence_parallel) {
+      scenario.training.recompute = recompute;
+      scenario.parallel.sequence_parallel = sequence_parallel;
+      return build_workload(scenario).layer.activation_bytes;
+    };
+    expect_relative(activation(Recompute::none, false), sbh * (10 + 24 / t + 5 * a * s / (h * t)), 1e-12);
+    expect_relative(activation(Recompute::none, true), sbh * (34 / t + 5 * a * s / (h * t)), 1e-12);
+    expect_relative(activation(Recompute::selective, false), sbh * (10 + 24 / t), 1e-12);
+    expect_relative(activation(Recompute::selective, true), sbh * 34 / t, 1e-12);
+    expect_relative(activation(Recompute::full, false), 2 * sbh, 1e-12);
+    expect_relative(activation(Recompute::full, true), 2 * sbh / t, 1e-12);
+    // Flash attention stores no s² scores either.
+    scenario.training.flash_attention = true;
+    expect_relative(activation(Recompute::none, true), sbh * 34 / t, 1e-12);
+  }
+}
+
+TEST(Workload, WeightGradActivationsAreTheLinearInputs) {
+  Scenario scenario = gpt(12288, 96, 96, 8, 64);
+  const double sbh = 2048.0 * 2 * 12288;
+  // qkv and fc1 inputs (2sbh each, TP-replicated), proj (2sbh/t) and fc2 (8sbh/t) inputs.
+  for (Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+    scenario.training.recompute = recompute;
+    expect_relative(build_workload(scenario).layer.weight_grad_activation_bytes, sbh * (4 + 10.0 / 8), 1e-12);
+  }
+  scenario.parallel.sequence_parallel = true;
+  expect_relative(build_workload(scenario).layer.weight_grad_activation_bytes, sbh * 14 / 8, 1e-12);
+}
+
+TEST(Workload, LlamaParameterCounts) {
+  EXPECT_EQ(build_workload(llama2_7b()).total_parameters, 6'738'415'616.0);
+  EXPECT_EQ(build_workload(llama3_8b()).total_parameters, 8'030'261'248.0);  // GQA
+}
+
+TEST(Workload, TensorParallelismConservesParametersAndFlops) {
+  for (Scenario scenario : {llama3_8b(), gpt(6144, 40, 48, 1, 1024)}) {
+    const Workload whole = build_workload(scenario);
+    const double h = scenario.model.hidden_size;
+    // Norms and the row-parallel (proj, fc2) biases are replicated on every TP rank.
+    const double replicated = (scenario.model.rms_norm ? 2 : 4) * h + (scenario.model.linear_bias ? 2 * h : 0);
+    for (int64_t tp : {1, 2, 4, 8}) {
+      scenario.parallel.tensor = tp;
+      const Workload sharded = build_workload(scenario);
+      SCOPED_TRACE("tp " + std::to_string(tp));
+      EXPECT_DOUBLE_EQ(sharded.layer.parameters * tp - (tp - 1) * replicated, whole.layer.parameters);
+      EXPECT_DOUBLE_EQ(sharded.total_parameters, whole.total_parameters);
+      for (auto pass : {&UnitWork::forward, &UnitWork::backward_input, &UnitWork::backward_weight}) {
+        EXPECT_DOUBLE_EQ((sharded.layer.*pass).flops() * tp, (whole.layer.*pass).flops());
+        EXPECT_DOUBLE_EQ((sharded.head.*pass).flops() * tp, (whole.head.*pass).flops());
+      }
+      EXPECT_DOUBLE_EQ(sharded.model_flops_per_step, whole.model_flops_per_step);
+      EXPECT_DOUBLE_EQ(sharded.stage_boundary_bytes * tp, whole.stage_boundary_bytes);
+    }
+  }
+}
+
+TEST(Workload, SequenceParallelSplitsAllreduces) {
+  Scenario scenario = llama2_7b();
+  EXPECT_TRUE(build_workload(scenario).layer.forward.tp.empty());  // tp 1
+  scenario.parallel.tensor = 4;
+  const double bytes = 1 * 4096 * 4096 * 2.0;
+  for (bool sequence_parallel : {false, true}) {
+    scenario.parallel.sequence_parallel = sequence_parallel;
+    const Workload workload = build_workload(scenario);
+    for (const Pass* pass : {&workload.layer.forward, &workload.layer.backward_input}) {
+      double allreduced = 0, gathered = 0, scattered = 0;
+      for (const TpCollectives& c : pass->tp) {
+        EXPECT_DOUBLE_EQ(c.bytes, bytes) << to_string(c.kind);
+        double& total = c.kind == Collective::allreduce ? allreduced
+                        : c.kind == Collective::allgather ? gathered
+                                                          : scattered;
+        total += c.count;
+      }
+      EXPECT_EQ(allreduced, sequence_parallel ? 0 : 2);
+      EXPECT_EQ(gathered, sequence_parallel ? 2 : 0);
+      EXPECT_EQ(scattered, sequence_parallel ? 2 : 0);
+    }
+  }
+}
+
+TEST(Workload, RecomputePasses) {
+  Scenario scenario = gpt(2304, 24, 24, 2, 512);
+  scenario.training.recompute = Recompute::none;
+  EXPECT_TRUE(build_workload(scenario).layer.recompute.ops.empty());
+
+  scenario.training.recompute = Recompute::selective;
+  std::vector<std::string> names;
+  for (const Op& op : build_workload(scenario).layer.recompute.ops) names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"attn_scores", "softmax", "attn_dropout", "attn_context"}));
+
+  scenario.training.flash_attention = true;
+  const Workload flash = build_workload(scenario);
+  ASSERT_EQ(flash.layer.recompute.ops.size(), 1u);
+  EXPECT_EQ(flash.layer.recompute.ops[0].op_class, OpClass::attention);
+  const double b = 2, s = 2048, h = 2304, t = 2;
+  EXPECT_DOUBLE_EQ(flash.layer.recompute.flops(), 4 * b * s * s * h / t);
+
+  scenario.training.recompute = Recompute::full;
+  const Workload full = build_workload(scenario);
+  EXPECT_EQ(full.layer.recompute.ops.size(), full.layer.forward.ops.size());
+  EXPECT_DOUBLE_EQ(full.layer.recompute.bytes(), full.layer.forward.bytes());
+  EXPECT_EQ(full.layer.recompute.tp.size(), full.layer.forward.tp.size());
+}
+
+TEST(Workload, AttentionBackwardIsTwiceForward) {
+  Scenario scenario = llama3_8b();
+  for (bool flash : {false, true}) {
+    scenario.training.flash_attention = flash;
+    const Workload workload = build_workload(scenario);
+    const double s = 4096, h = 4096;
+    double forward = 0, backward = 0;
+    for (const Op& op : workload.layer.forward.ops)
+      if (op.op_class == OpClass::attention || op.name.starts_with("attn_")) forward += op.flops;
+    for (const Op& op : workload.layer.backward_input.ops)
+      if (op.op_class == OpClass::attention || op.name.starts_with("attn_")) backward += op.flops;
+    EXPECT_DOUBLE_EQ(forward, 4 * s * s * h);
+    EXPECT_DOUBLE_EQ(backward, 2 * forward);
+  }
+}
+
+TEST(Workload, MemoryBoundOpsCarryNoFlops) {
+  const Workload workload = build_workload(gpt(2304, 24, 24, 1, 512));
+  for (const UnitWork* unit : {&workload.layer, &workload.embedding, &workload.head})
+    for (const Pass* pass : {&unit->forward, &unit->backward_input, &unit->backward_weight})
+      for (const Op& op : pass->ops) {
+        EXPECT_GT(op.bytes, 0) << op.name;
+        if (op.op_class == OpClass::memory_bound) {
+          EXPECT_EQ(op.flops, 0) << op.name;
+        }
+      }
+  EXPECT_EQ(workload.embedding.forward.flops(), 0);
+  EXPECT_TRUE(workload.embedding.backward_input.ops.empty());
+}
+
+TEST(Workload, GemmShapesAndBytes) {
+  const Workload workload = build_workload(llama3_8b());
+  const Op& qkv = workload.layer.forward.ops[1];
+  ASSERT_EQ(qkv.name, "qkv");
+  EXPECT_EQ(qkv.shape, (std::vector<int64_t>{4096, 6144, 4096}));  // (32 + 2·8)·128
+  EXPECT_DOUBLE_EQ(qkv.flops, 2.0 * 4096 * 6144 * 4096);
+  EXPECT_DOUBLE_EQ(qkv.bytes, (4096.0 * 4096 + 4096.0 * 6144 + 4096.0 * 6144) * 2);
+}
+
+TEST(Workload, HeadAndEmbedding) {
+  Scenario scenario = gpt(2304, 24, 24, 4, 512);
+  const Workload workload = build_workload(scenario);
+  const double h = 2304, V = 51200, t = 4, tokens = 2 * 2048;
+  EXPECT_DOUBLE_EQ(workload.embedding.parameters, V * h / t + 2048 * h);
+  EXPECT_DOUBLE_EQ(workload.head.parameters, 2 * h);  // tied
+  EXPECT_DOUBLE_EQ(workload.head.backward_weight.flops(), 2 * tokens * V / t * h);
+  EXPECT_DOUBLE_EQ(workload.head.activation_bytes, tokens * V / t * 4 + tokens * h * 2);
+  ASSERT_EQ(workload.embedding.forward.tp.size(), 1u);
+  EXPECT_EQ(workload.embedding.forward.tp[0].kind, Collective::allreduce);
+}
+
+TEST(Workload, TensorParallelMustDivideHeads) {
+  Scenario scenario = llama3_8b();
+  scenario.parallel.tensor = 16;  // 8 kv heads
+  EXPECT_THROW(build_workload(scenario), InputError);
+}
+
+TEST(Workload, OptimizerOp) {
+  const Op adam = optimizer_op(1e9);
+  EXPECT_EQ(adam.name, "adam");
+  EXPECT_EQ(adam.op_class, OpClass::optimizer);
+  EXPECT_EQ(adam.shape, std::vector<int64_t>{1'000'000'000});
+  EXPECT_DOUBLE_EQ(adam.bytes, 30e9);
+  EXPECT_DOUBLE_EQ(adam.flops, 12e9);
+}
+
+TEST(Workload, Names) {
+  EXPECT_EQ(to_string(OpClass::memory_bound), "memory_bound");
+  EXPECT_EQ(to_string(Collective::reducescatter), "reducescatter");
+}
+
+}  // namespace
+}  // namespace simtrain
