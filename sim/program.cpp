@@ -39,17 +39,8 @@ std::string to_string(Stream stream) {
   return names[static_cast<int>(stream)];
 }
 
-double Work::flops() const {
-  double total = 0;
-  for (const Op& op : ops) total += op.flops;
-  return total;
-}
-
-double Work::bytes() const {
-  double total = 0;
-  for (const Op& op : ops) total += op.bytes;
-  return total;
-}
+double Work::flops() const { return total_flops(ops); }
+double Work::bytes() const { return total_bytes(ops); }
 
 std::vector<int> Program::stream_tasks(int rank, Stream stream) const {
   std::vector<int> ids;

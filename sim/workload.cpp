@@ -27,17 +27,20 @@ std::string to_string(Collective collective) {
   return "unknown";
 }
 
-double Pass::flops() const {
+double total_flops(const std::vector<Op>& ops) {
   double total = 0;
   for (const Op& op : ops) total += op.flops;
   return total;
 }
 
-double Pass::bytes() const {
+double total_bytes(const std::vector<Op>& ops) {
   double total = 0;
   for (const Op& op : ops) total += op.bytes;
   return total;
 }
+
+double Pass::flops() const { return total_flops(ops); }
+double Pass::bytes() const { return total_bytes(ops); }
 
 namespace {
 

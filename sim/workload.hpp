@@ -26,6 +26,9 @@ struct Op {
   double bytes = 0;            // HBM traffic, reads + writes
 };
 
+double total_flops(const std::vector<Op>& ops);
+double total_bytes(const std::vector<Op>& ops);
+
 // Blocking tensor-parallel collectives issued during a pass.
 struct TpCollectives {
   Collective kind = Collective::allreduce;

@@ -14,12 +14,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "test_support.hpp"
 
 namespace simtrain {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using simtrain::fixtures::read_json;
+using simtrain::fixtures::read_text;
 using testing::AllOf;
 using testing::HasSubstr;
 
@@ -37,28 +40,13 @@ CliResult run(const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-json read_json(const fs::path& path) { return json::parse(read_text(path)); }
-
 // Each test gets a fresh directory for the files it writes.
 class CliTest : public testing::Test {
 protected:
-  CliTest() {
-    static int counter = 0;
-    dir_ = fs::temp_directory_path() /
-           ("simtrain-test-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~CliTest() override { fs::remove_all(dir_); }
-
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  fs::path dir_;
+  simtrain::fixtures::TemporaryDirectory temporary_{"cli"};
+  const fs::path& dir_ = temporary_.path();
 };
 
 // Bad input: exit code 2 and one line on stderr naming what is wrong.

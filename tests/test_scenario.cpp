@@ -13,21 +13,18 @@
 
 #include "input_error.hpp"
 #include "scenario.hpp"
+#include "test_support.hpp"
 
 namespace simtrain {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using simtrain::fixtures::read_json;
 using testing::AllOf;
 using testing::HasSubstr;
 
 const fs::path source_dir = SIMTRAIN_SOURCE_DIR;
-
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  return json::parse(in);
-}
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -45,14 +42,6 @@ std::string error_loading(const std::string& path, const std::vector<std::string
 // Each test gets a fresh directory for the files it writes.
 class ScenarioTest : public testing::Test {
 protected:
-  ScenarioTest() {
-    static int counter = 0;
-    dir_ = fs::temp_directory_path() /
-           ("simtrain-test-scenario-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~ScenarioTest() override { fs::remove_all(dir_); }
 
   // tiny-4gpu, the base every test changes.
   static json base() { return read_json(source_dir / "scenarios/tiny-4gpu.json"); }
@@ -71,7 +60,8 @@ protected:
     return error_loading(write("scenario.json", document));
   }
 
-  fs::path dir_;
+  simtrain::fixtures::TemporaryDirectory temporary_{"scenario"};
+  const fs::path& dir_ = temporary_.path();
 };
 
 // ---- shipped scenarios ----------------------------------------------------

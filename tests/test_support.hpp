@@ -1,5 +1,10 @@
 #pragma once
 // Small scenarios and topologies built in code, shared by the test suites.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +31,30 @@ inline nlohmann::json scenario_json(int tp, int pp, int dp, int layers, const st
           {"parallelism", parallelism},
           {"cluster", {{"gpu", "H100-SXM"}, {"num_gpus", tp * pp * dp}, {"topology", "dgx-h100-superpod"}}}};
 }
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline nlohmann::json read_json(const std::filesystem::path& path) { return nlohmann::json::parse(read_text(path)); }
+
+// A fresh directory for the files a test writes, removed afterwards.
+class TemporaryDirectory {
+public:
+  explicit TemporaryDirectory(const std::string& label) {
+    static int counter = 0;
+    path_ = std::filesystem::temp_directory_path() /
+            ("simtrain-test-" + label + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TemporaryDirectory() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
 
 inline Scenario scenario_from(const nlohmann::json& document) { return parse_scenario(document, "test.json", "."); }
 
