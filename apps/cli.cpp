@@ -83,8 +83,14 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ReplayOptions options;
       options.free_communication = free_communication;
       options.allreduce_algorithm = algorithm;
-      options.show_progress = !quiet && ::isatty(STDERR_FILENO);
+      const bool show_progress = !quiet && ::isatty(STDERR_FILENO);
+      if (show_progress)
+        options.on_progress = [&err](const ReplayProgress& p) {
+          err << "\rsimulating: " << p.simulated_seconds << " s simulated, " << p.tasks_done << "/" << p.tasks_total
+              << " tasks" << std::flush;
+        };
       const Simulation sim = simulate(scenario, options);
+      if (show_progress) err << "\r" << std::string(72, ' ') << "\r" << std::flush;
       out << to_text(sim.report);
       if (!trace_path.empty())
         write_file_atomically(trace_path, [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline); });

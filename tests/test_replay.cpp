@@ -245,3 +245,20 @@ TEST(Replay, SameProgramGivesIdenticalTimes) {
     EXPECT_EQ(a.timeline.tasks[i].end, b.timeline.tasks[i].end);
   }
 }
+
+TEST(Replay, ReportsProgressAndStopsWhenCancelled) {
+  Scenario s = load_scenario("tiny-4gpu", {"global_batch_size=16384"});  // long enough to report progress
+  std::atomic<bool> cancel{false};
+  std::vector<ReplayProgress> seen;
+  ReplayOptions options;
+  options.cancel = &cancel;
+  options.on_progress = [&](const ReplayProgress& p) {
+    seen.push_back(p);
+    cancel = true;
+  };
+  EXPECT_THROW(simulate(s, options), Interrupted);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_GT(seen[0].tasks_done, 0u);
+  EXPECT_LT(seen[0].tasks_done, seen[0].tasks_total);
+  EXPECT_GT(seen[0].simulated_seconds, 0);
+}

@@ -25,8 +25,9 @@ constexpr double host_speed = 1e9;
 class Replay {
 public:
   Replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
-         const ReplayOptions& options)
-      : prog_(program), fabric_(fabric), work_seconds_(work_seconds), options_(options) {
+         const ReplayOptions& options, const ProgressSender& send_progress)
+      : prog_(program), fabric_(fabric), work_seconds_(work_seconds), options_(options),
+        send_progress_(send_progress) {
     timing_.resize(prog_.tasks.size());
     make_lanes();
     done_.assign(prog_.tasks.size(), 0);
@@ -46,9 +47,7 @@ public:
       lane.changed = sg4::ConditionVariable::create();
     }
     start_actors();
-    wall_start_ = std::chrono::steady_clock::now();
     engine.run();
-    if (options_.show_progress) std::fprintf(stderr, "\r%80s\r", "");
     return finish();
   }
 
@@ -180,6 +179,7 @@ private:
       for (int id : prog_.rank_tasks[rep]) {
         const Task& t = prog_.tasks[id];
         if (t.kind == TaskKind::RECV) continue;  // completes with its SEND
+        actor_tasks_ += 1;
         // Transfers on the p2p stream queue per peer, as NCCL's per-peer channels do.
         streams[{static_cast<int>(t.stream), t.stream == Stream::p2p ? t.peer : -1}].push_back(id);
       }
@@ -215,16 +215,17 @@ private:
     }
     lane.changed->notify_all();
     simulated_tasks_ += 1;
-    if (options_.show_progress && (simulated_tasks_ & 1023) == 0) show_progress();
+    if ((simulated_tasks_ & 255) == 0) report_progress();
   }
 
-  void show_progress() {
+  void report_progress() {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_progress_ < std::chrono::milliseconds(250)) return;
     last_progress_ = now;
-    std::fprintf(stderr, "\rsimulating: %.3f s simulated, %llu tasks done, %.1f s wall", sg4::Engine::get_clock(),
-                 static_cast<unsigned long long>(simulated_tasks_),
-                 std::chrono::duration<double>(now - wall_start_).count());
+    char message[96];
+    std::snprintf(message, sizeof message, "%.17g %llu %llu", sg4::Engine::get_clock(),
+                  static_cast<unsigned long long>(simulated_tasks_), static_cast<unsigned long long>(actor_tasks_));
+    send_progress_(message);
   }
 
   void send_flows(const std::vector<Flow>& flows) {
@@ -308,6 +309,7 @@ private:
   const Fabric& fabric_;
   const std::vector<double>& work_seconds_;
   const ReplayOptions options_;
+  const ProgressSender& send_progress_;
   std::vector<Lane> lanes_;
   std::vector<int> lane_of_rank_, rep_task_;
   std::vector<char> done_;
@@ -318,8 +320,8 @@ private:
   std::map<std::tuple<int, int, double, int>, CollectivePlan> plans_;
   std::map<std::pair<int, double>, Algorithm> chosen_algorithm_;
   std::set<std::tuple<int, double, int, int>> seen_collective_;
-  uint64_t flows_ = 0, closed_form_ = 0, simulated_tasks_ = 0;
-  std::chrono::steady_clock::time_point wall_start_, last_progress_;
+  uint64_t flows_ = 0, closed_form_ = 0, simulated_tasks_ = 0, actor_tasks_ = 0;
+  std::chrono::steady_clock::time_point last_progress_;
 };
 
 template <typename T>
@@ -340,16 +342,29 @@ T take(const std::string& in, size_t& offset) {
 
 Timeline replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
                 const ReplayOptions& options) {
-  const std::string bytes = run_in_child([&] {
-    Timeline timeline = Replay(program, fabric, work_seconds, options).run();
-    std::string out;
-    append(out, timeline.step_seconds);
-    append(out, timeline.flows);
-    append(out, timeline.closed_form_collectives);
-    append(out, timeline.simulated_tasks);
-    out.append(reinterpret_cast<const char*>(timeline.tasks.data()), timeline.tasks.size() * sizeof(TaskTiming));
-    return out;
-  });
+  ChildOptions child;
+  child.cancel = options.cancel;
+  if (options.on_progress)
+    child.on_message = [&](const std::string& message) {
+      ReplayProgress progress;
+      unsigned long long done = 0, total = 0;
+      if (std::sscanf(message.c_str(), "%lf %llu %llu", &progress.simulated_seconds, &done, &total) != 3) return;
+      progress.tasks_done = done;
+      progress.tasks_total = total;
+      options.on_progress(progress);
+    };
+  const std::string bytes = run_in_child(
+      [&](const ProgressSender& send_progress) {
+        Timeline timeline = Replay(program, fabric, work_seconds, options, send_progress).run();
+        std::string out;
+        append(out, timeline.step_seconds);
+        append(out, timeline.flows);
+        append(out, timeline.closed_form_collectives);
+        append(out, timeline.simulated_tasks);
+        out.append(reinterpret_cast<const char*>(timeline.tasks.data()), timeline.tasks.size() * sizeof(TaskTiming));
+        return out;
+      },
+      child);
   size_t offset = 0;
   Timeline timeline;
   timeline.step_seconds = take<double>(bytes, offset);

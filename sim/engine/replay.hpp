@@ -7,6 +7,9 @@
 // for all of them and drives each member GPU's own flows: point-to-point and
 // data-parallel traffic still leaves every GPU over its own NIC, so
 // contention is modelled per GPU. With TP = 1 this is one actor per rank.
+#include <atomic>
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,16 +21,25 @@
 
 namespace simtrain {
 
+struct ReplayProgress {
+  double simulated_seconds = 0;
+  uint64_t tasks_done = 0;   // tasks executed by actors so far
+  uint64_t tasks_total = 0;
+};
+
 struct ReplayOptions {
   bool free_communication = false;  // communication takes no time (dependencies still hold)
-  bool show_progress = false;       // simulated time and tasks done on stderr
   std::string allreduce_algorithm = "auto";  // auto (NCCL-like choice), ring, tree
+  // Called in the calling thread about four times a second while it runs.
+  std::function<void(const ReplayProgress&)> on_progress;
+  // Setting it (from any thread) stops the simulation: replay throws Interrupted.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Runs the simulation in a child process (SimGrid keeps global state that a
 // second simulation in the same process would inherit). `work_seconds` is the
 // duration of each Program work. Throws std::runtime_error if the simulation
-// fails, Interrupted on SIGINT.
+// fails, Interrupted on SIGINT or cancel.
 Timeline replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
                 const ReplayOptions& options);
 
