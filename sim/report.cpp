@@ -63,27 +63,15 @@ TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int 
   return {seconds[0], seconds[1], seconds[2], seconds[3], seconds[4]};
 }
 
-StepReport make_report(const Scenario& s, const Workload& w, const Program& program, const Timeline& timeline,
-                       const CostModel& cost_model, double wall_seconds) {
+StepReport timing_report(const Program& program, const Timeline& timeline) {
   StepReport r;
-  r.scenario_name = s.name;
-  r.configuration = s.document;
   r.step_seconds = timeline.step_seconds;
-  const double gpus = program.world_size;
-  const double peak = s.training.dtype == Dtype::fp8 ? s.cluster.gpu.peak_fp8_flops : s.cluster.gpu.peak_bf16_flops;
-  r.tokens_per_second = w.tokens_per_step / r.step_seconds;
-  r.model_tflops_per_gpu = w.model_flops_per_step / r.step_seconds / gpus / 1e12;
-  r.hardware_tflops_per_gpu = w.hardware_flops_per_step / r.step_seconds / gpus / 1e12;
-  r.mfu = w.model_flops_per_step / (r.step_seconds * gpus * peak);
-  r.gpu_memory_bytes = s.cluster.gpu.memory_bytes;
-
   for (int pp = 0; pp < program.pipeline_size; ++pp) {
     StageFigures stage;
     stage.pipeline_rank = pp;
-    stage.rank = static_cast<int>(pp * s.parallel.tensor * s.parallel.data);  // tp 0, dp 0
+    for (int rank = 0; rank < program.world_size; ++rank)
+      if (program.coords[rank].pp == pp && program.coords[rank].tp == 0 && program.coords[rank].dp == 0) stage.rank = rank;
     stage.time = split_rank_time(program, timeline, stage.rank, r.step_seconds);
-    stage.memory = memory_for_rank(s, w, program, stage.rank);
-    r.peak_memory_bytes = std::max(r.peak_memory_bytes, stage.memory.total_bytes());
     const double n = program.pipeline_size;
     r.mean_split.compute_seconds += stage.time.compute_seconds / n;
     r.mean_split.exposed_tp_seconds += stage.time.exposed_tp_seconds / n;
@@ -92,9 +80,30 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
     r.mean_split.idle_seconds += stage.time.idle_seconds / n;
     r.stages.push_back(stage);
   }
-  r.out_of_memory = r.peak_memory_bytes > r.gpu_memory_bytes;
   r.bubble_fraction = r.mean_split.idle_seconds / r.step_seconds;
   r.bubble_over_compute = r.mean_split.idle_seconds / r.mean_split.compute_seconds;
+  r.tasks = static_cast<long long>(program.tasks.size());
+  return r;
+}
+
+StepReport make_report(const Scenario& s, const Workload& w, const Program& program, const Timeline& timeline,
+                       const CostModel& cost_model, double wall_seconds) {
+  StepReport r = timing_report(program, timeline);
+  r.scenario_name = s.name;
+  r.configuration = s.document;
+  const double gpus = program.world_size;
+  const double peak = s.training.dtype == Dtype::fp8 ? s.cluster.gpu.peak_fp8_flops : s.cluster.gpu.peak_bf16_flops;
+  r.tokens_per_second = w.tokens_per_step / r.step_seconds;
+  r.model_tflops_per_gpu = w.model_flops_per_step / r.step_seconds / gpus / 1e12;
+  r.hardware_tflops_per_gpu = w.hardware_flops_per_step / r.step_seconds / gpus / 1e12;
+  r.mfu = w.model_flops_per_step / (r.step_seconds * gpus * peak);
+  r.gpu_memory_bytes = s.cluster.gpu.memory_bytes;
+
+  for (StageFigures& stage : r.stages) {
+    stage.memory = memory_for_rank(s, w, program, stage.rank);
+    r.peak_memory_bytes = std::max(r.peak_memory_bytes, stage.memory.total_bytes());
+  }
+  r.out_of_memory = r.peak_memory_bytes > r.gpu_memory_bytes;
 
   std::vector<long long> uses(program.works.size(), 0);
   for (const Task& t : program.tasks)
@@ -103,7 +112,6 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
     for (const Op& op : program.works[i].ops)
       r.time_sources[to_string(op.op_class)][to_string(cost_model.op_time(op, s.training.dtype).source)] += uses[i];
 
-  r.tasks = static_cast<long long>(program.tasks.size());
   r.simulated_tasks = static_cast<long long>(timeline.simulated_tasks);
   r.flows = static_cast<long long>(timeline.flows);
   r.closed_form_collectives = static_cast<long long>(timeline.closed_form_collectives);

@@ -60,6 +60,11 @@ struct StepReport {
   double wall_seconds = 0;
 };
 
+// The figures a timeline alone gives (a recorded trace has no scenario):
+// step time and, per pipeline stage (its tp 0, dp 0 rank), where the time
+// went; bubble fraction and the mean split. Other fields stay zero.
+StepReport timing_report(const Program& program, const Timeline& timeline);
+
 StepReport make_report(const Scenario& scenario, const Workload& workload, const Program& program,
                        const Timeline& timeline, const CostModel& cost_model, double wall_seconds);
 

@@ -1,0 +1,170 @@
+#include "trace_reader.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "input_error.hpp"
+#include "json_fields.hpp"
+
+namespace simtrain {
+
+namespace {
+
+// The value of Enum, among its first `count`, whose to_string is `text`.
+template <class Enum>
+std::optional<Enum> enum_named(const std::string& text, int count) {
+  for (int i = 0; i < count; ++i)
+    if (to_string(static_cast<Enum>(i)) == text) return static_cast<Enum>(i);
+  return std::nullopt;
+}
+constexpr int task_kinds = static_cast<int>(TaskKind::ALLGATHER) + 1;
+constexpr int streams = static_cast<int>(Stream::dp_gather) + 1;
+constexpr int comm_dims = static_cast<int>(CommDim::dp) + 1;
+
+class TraceBuilder {
+public:
+  explicit TraceBuilder(std::string source) : source_(std::move(source)) {}
+
+  void add_event(const nlohmann::json& event, size_t index) {
+    const std::string where = "traceEvents[" + std::to_string(index) + "].";
+    JsonFields f(event, source_, where);
+    const std::optional<std::string> phase = f.text("ph");
+    if (!phase) f.fail("ph", "missing");
+    if (*phase == "M" && f.text("name") == "process_name") add_rank_name(f, where);
+    if (*phase != "X") return;  // metadata, instants and counters carry no task
+
+    Recorded r{{}, {}, index};
+    Task& t = r.task;
+    t.rank = static_cast<int>(f.required_integer("pid", 0));
+    const int64_t tid = f.required_integer("tid", 0);
+    if (tid >= streams) f.fail("tid", "unknown stream " + std::to_string(tid));
+    t.stream = static_cast<Stream>(tid);
+    t.name = f.text("name").value_or("");
+    const std::string category = f.text("cat").value_or("");
+    const std::optional<TaskKind> kind = enum_named<TaskKind>(category, task_kinds);
+    if (!kind) f.fail("cat", "unknown task kind '" + category + "'");
+    t.kind = *kind;
+    const double start_us = f.required_number("ts");
+    const double duration_us = f.required_number("dur");
+    r.timing = {start_us * 1e-6, (start_us + duration_us) * 1e-6};
+
+    JsonFields args(f.raw("args"), source_, where + "args.");
+    t.id = static_cast<int>(args.required_integer("id", 0));
+    t.stage = static_cast<int>(args.integer("stage", -1).value_or(-1));
+    t.microbatch = static_cast<int>(args.integer("microbatch", -1).value_or(-1));
+    t.dim = enum_named<CommDim>(args.choice("dim", {"none", "tp", "pp", "dp"}).value_or("none"), comm_dims).value();
+    t.bytes = args.number("bytes").value_or(0);
+    t.count = static_cast<int>(args.integer("count").value_or(1));
+    recorded_.push_back(std::move(r));
+  }
+
+  RecordedStep finish() {
+    if (recorded_.empty()) throw InputError(source_, "traceEvents", "no task events (\"ph\": \"X\"): not a simtrain trace");
+    RecordedStep step;
+    Program& p = step.program;
+    const size_t n = recorded_.size();
+    p.tasks.resize(n);
+    step.timeline.tasks.resize(n);
+    std::vector<bool> seen(n, false);
+    double first_start = recorded_.front().timing.start;  // live traces count from an arbitrary epoch
+    for (const Recorded& r : recorded_) first_start = std::min(first_start, r.timing.start);
+    for (Recorded& r : recorded_) {
+      const int id = r.task.id;
+      const std::string field = "traceEvents[" + std::to_string(r.index) + "].args.id";
+      if (static_cast<size_t>(id) >= n)
+        throw InputError(source_, field, "task ids must run from 0 to " + std::to_string(n - 1) +
+                                             " (one per task event), got " + std::to_string(id));
+      if (seen[id]) throw InputError(source_, field, "duplicate task id " + std::to_string(id));
+      seen[id] = true;
+      p.world_size = std::max(p.world_size, r.task.rank + 1);
+      p.tasks[id] = r.task;
+      r.timing = {r.timing.start - first_start, r.timing.end - first_start};
+      step.timeline.tasks[id] = r.timing;
+      step.timeline.step_seconds = std::max(step.timeline.step_seconds, r.timing.end);
+    }
+    for (const auto& [rank, coord] : coords_) p.world_size = std::max(p.world_size, rank + 1);
+
+    p.coords.resize(p.world_size);
+    p.rank_tasks.resize(p.world_size);
+    for (int rank = 0; rank < p.world_size; ++rank) {
+      auto it = coords_.find(rank);
+      if (it == coords_.end())
+        throw InputError(source_, "traceEvents",
+                         "rank " + std::to_string(rank) + " has no process_name 'rank N (tp T, pp P, dp D)'");
+      p.coords[rank] = it->second;
+      p.tensor_size = std::max(p.tensor_size, it->second.tp + 1);
+      p.pipeline_size = std::max(p.pipeline_size, it->second.pp + 1);
+    }
+    int stages = 1;
+    for (const Recorded& r : recorded_) {  // in file order, which is each rank's issue order
+      p.rank_tasks[r.task.rank].push_back(r.task.id);
+      p.micro_batches = std::max(p.micro_batches, r.task.microbatch + 1);
+      stages = std::max(stages, r.task.stage + 1);
+    }
+    p.virtual_stages = std::max(1, stages / p.pipeline_size);
+    return step;
+  }
+
+private:
+  struct Recorded {
+    Task task;
+    TaskTiming timing;
+    size_t index;  // in traceEvents, for messages
+  };
+
+  // "rank 17 (tp 1, pp 0, dp 2)", as write_chrome_trace names processes.
+  void add_rank_name(JsonFields& f, const std::string& where) {
+    const int pid = static_cast<int>(f.required_integer("pid", 0));
+    JsonFields args(f.raw("args"), source_, where + "args.");
+    const std::string name = args.text("name").value_or("");
+    int rank = -1;
+    RankCoord c;
+    char end = 0;
+    if (std::sscanf(name.c_str(), "rank %d (tp %d, pp %d, dp %d%c", &rank, &c.tp, &c.pp, &c.dp, &end) != 5 ||
+        end != ')' || rank != pid || c.tp < 0 || c.pp < 0 || c.dp < 0)
+      args.fail("name", "expected 'rank " + std::to_string(pid) + " (tp T, pp P, dp D)', got '" + name + "'");
+    coords_[pid] = c;
+  }
+
+  std::string source_;
+  std::vector<Recorded> recorded_;
+  std::map<int, RankCoord> coords_;
+};
+
+}  // namespace
+
+RecordedStep read_chrome_trace(std::istream& in, const std::string& source) {
+  TraceBuilder builder(source);
+  // Events are handled as each one ends and then dropped, so a 200 MB trace
+  // never sits in memory as a JSON tree. Chrome accepts a bare array of
+  // events as well as {"traceEvents": [...]}.
+  using Event = nlohmann::json::parse_event_t;
+  bool bare_array = false;
+  std::string member;  // the top-level key being read
+  size_t index = 0;
+  auto on_parse = [&](int depth, Event event, nlohmann::json& parsed) {
+    if (depth == 0 && event == Event::array_start) bare_array = true;
+    if (depth == 1 && event == Event::key) member = parsed.get<std::string>();
+    const bool in_events = bare_array ? depth == 1 : depth == 2 && member == "traceEvents";
+    if (!in_events || (event != Event::object_end && event != Event::value)) return true;
+    builder.add_event(parsed, index++);
+    return false;
+  };
+  try {
+    [[maybe_unused]] const nlohmann::json rest = nlohmann::json::parse(in, on_parse);  // the document minus its events
+  } catch (const nlohmann::json::parse_error& error) {
+    throw InputError(source, "", std::string("malformed JSON: ") + error.what());
+  }
+  return builder.finish();
+}
+
+RecordedStep read_chrome_trace_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot be read");
+  return read_chrome_trace(in, path);
+}
+
+}  // namespace simtrain

@@ -1,0 +1,28 @@
+#pragma once
+// Reads back a Chrome trace written by write_chrome_trace (the CLI's --trace,
+// or the live runner): every rank's tasks with when they ran, as a Program
+// and its Timeline, so that the report's time splits, the GUI and `compare`
+// treat a recorded step like a simulated one.
+//
+// A trace carries no works, groups or dependencies: the Program read back has
+// none (compute tasks have work = -1, every deps list is empty). Ranks and
+// their coordinates come from the process names ("rank 17 (tp 1, pp 0, dp 2)").
+#include <istream>
+#include <string>
+
+#include "program.hpp"
+#include "timeline.hpp"
+
+namespace simtrain {
+
+struct RecordedStep {
+  Program program;
+  Timeline timeline;
+};
+
+// `source` names the input in messages. Throws InputError naming the event
+// and the field for malformed input.
+RecordedStep read_chrome_trace(std::istream& in, const std::string& source);
+RecordedStep read_chrome_trace_file(const std::string& path);
+
+}  // namespace simtrain
