@@ -91,6 +91,8 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   StepReport r = timing_report(program, timeline);
   r.scenario_name = s.name;
   r.configuration = s.document;
+  r.stopped = timeline.stopped;
+  r.stop_reason = timeline.stop_reason;
   const double gpus = program.world_size;
   const double peak = s.training.dtype == Dtype::fp8 ? s.cluster.gpu.peak_fp8_flops : s.cluster.gpu.peak_bf16_flops;
   r.tokens_per_second = w.tokens_per_step / r.step_seconds;
@@ -150,6 +152,7 @@ nlohmann::json to_json(const StepReport& r) {
                       {"memory", to_json(st.memory)}});
   return {{"scenario", r.scenario_name},
           {"step_time_s", r.step_seconds},
+          {"stopped", r.stopped ? nlohmann::json(r.stop_reason) : nlohmann::json(false)},
           {"tokens_per_s", r.tokens_per_second},
           {"model_tflops_per_gpu", r.model_tflops_per_gpu},
           {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},
@@ -179,6 +182,7 @@ std::string to_text(const StepReport& r) {
   };
   auto ms = [](double seconds) { return format("%.1f ms", seconds * 1e3); };
   out += "simtrain: " + r.scenario_name + "\n";
+  if (r.stopped) out += format("JOB STOPPED at %.4f s: ", r.step_seconds) + r.stop_reason + " (figures below cover the step until then)\n";
   line("step time", format("%.4f s", r.step_seconds));
   line("throughput", with_commas(r.tokens_per_second) + " tokens/s");
   line("achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +

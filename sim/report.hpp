@@ -40,6 +40,8 @@ struct StepReport {
   std::string scenario_name;
   nlohmann::json configuration;  // what was simulated, for the record
   double step_seconds = 0;
+  bool stopped = false;  // a failure stopped the job: the figures cover the time until then
+  std::string stop_reason;
   double tokens_per_second = 0;
   double model_tflops_per_gpu = 0;     // without recompute
   double hardware_tflops_per_gpu = 0;  // with recompute

@@ -62,7 +62,8 @@ const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage", "schedule", "ddp_bucket_size",
     "overlap_p2p_communication", "overlap_grad_reduce"};
-const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology"};
+const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
+                                               "link_bandwidth_factors"};
 const std::vector<std::string> top_level_keys = {"name", "description", "model", "training", "parallelism", "cluster"};
 
 struct Section {
@@ -291,10 +292,18 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
   s.cluster.gpu = gpu_from_json(cluster.raw("gpu"), source, "cluster.gpu");
   s.cluster.num_gpus = cluster.required_integer("num_gpus");
   s.cluster.topology = topology_from_json(cluster.raw("topology"), source, "cluster.topology", base_dir);
+  if (const std::optional<std::string> profile = cluster.text("kernel_profile")) {
+    const std::filesystem::path path = std::filesystem::path(base_dir) / *profile;  // an absolute path stays as it is
+    if (!std::filesystem::is_regular_file(path)) cluster.fail("kernel_profile", "no such file: " + path.string());
+    s.cluster.kernel_profile = path.string();
+  }
+  if (const int slots = s.cluster.topology.max_gpus(); slots > 0 && s.cluster.num_gpus > slots)
+    cluster.fail("num_gpus", "topology '" + s.cluster.topology.name + "' holds " + std::to_string(slots) +
+                                 " GPUs, got " + std::to_string(s.cluster.num_gpus));
+  check_consistency(s, source);
+  s.cluster.heterogeneity = parse_heterogeneity(cluster, s.cluster.num_gpus);  // sized by the checked GPU count
   cluster.reject_unknown();
   top.reject_unknown();
-
-  check_consistency(s, source);
   s.document = document;
   return s;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu_spec.hpp"
+#include "heterogeneity.hpp"
 #include "topology.hpp"
 
 namespace simtrain {
@@ -68,6 +69,8 @@ struct ClusterConfig {
   int64_t num_gpus = 0;
   GpuSpec gpu;
   Topology topology;
+  std::string kernel_profile;  // kernel-profile database (resolved path); empty: built-in for the GPU, else roofline
+  Heterogeneity heterogeneity;
 };
 
 struct Scenario {

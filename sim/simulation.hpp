@@ -3,6 +3,7 @@
 // SimGrid replay -> report.
 #include "cost_model.hpp"
 #include "engine/replay.hpp"
+#include "fabric.hpp"
 #include "program.hpp"
 #include "report.hpp"
 #include "scenario.hpp"
@@ -18,6 +19,9 @@ struct Simulation {
 };
 
 Simulation simulate(const Scenario& scenario, const ReplayOptions& options = {});
+
+// Throws InputError (naming `file`) for a degraded or failing link the fabric does not have.
+void check_link_names(const Fabric& fabric, const ReplayOptions& options, const std::string& file);
 
 // Seconds of each Program work under `cost_model` (indexed like program.works).
 std::vector<double> work_durations(const Program& program, const CostModel& cost_model, Dtype dtype);

@@ -2,6 +2,7 @@
 // When each task of a Program ran: what an executor (the SimGrid replay, or a
 // live run) hands to the report and the trace.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace simtrain {
@@ -12,8 +13,10 @@ struct TaskTiming {
 };
 
 struct Timeline {
-  std::vector<TaskTiming> tasks;  // indexed by task id; every rank's tasks
-  double step_seconds = 0;
+  std::vector<TaskTiming> tasks;  // indexed by task id; every rank's tasks (start -1: never ran)
+  double step_seconds = 0;        // when the last task ended, or when the job stopped
+  bool stopped = false;           // a failure stopped the job before the step completed
+  std::string stop_reason;
   uint64_t flows = 0;             // network flows simulated
   uint64_t closed_form_collectives = 0;
   uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)

@@ -31,6 +31,12 @@ public:
     timing_.resize(prog_.tasks.size());
     make_lanes();
     done_.assign(prog_.tasks.size(), 0);
+    for (size_t i = 0; i < fabric_.links().size(); ++i) {
+      const std::string& name = fabric_.links()[i].name;
+      if (options_.link_bandwidth_factors.count(name)) altered_links_.insert(static_cast<int>(i));
+      for (const FailureEvent& e : options_.failures)
+        if (e.rank < 0 && e.link == name) altered_links_.insert(static_cast<int>(i));
+    }
   }
 
   Timeline run() {
@@ -47,6 +53,7 @@ public:
       lane.changed = sg4::ConditionVariable::create();
     }
     start_actors();
+    start_failures();
     engine.run();
     return finish();
   }
@@ -54,8 +61,9 @@ public:
 private:
   struct Lane {
     std::vector<int> members;  // ranks, the representative first
-    sg4::MutexPtr mutex;
-    sg4::ConditionVariablePtr changed;
+    sg4::MutexPtr mutex = nullptr;
+    sg4::ConditionVariablePtr changed = nullptr;
+    double speed = 1;          // of its slowest GPU: TP ranks wait for each other every layer
   };
 
   // Lanes are TP groups; every rank outside one is its own lane.
@@ -64,13 +72,16 @@ private:
     for (const Group& g : prog_.groups)
       if (g.dim == CommDim::tp) {
         for (int r : g.ranks) lane_of_rank_[r] = static_cast<int>(lanes_.size());
-        lanes_.push_back({g.ranks, nullptr, nullptr});
+        lanes_.push_back({g.ranks});
       }
     for (int r = 0; r < prog_.world_size; ++r)
       if (lane_of_rank_[r] < 0) {
         lane_of_rank_[r] = static_cast<int>(lanes_.size());
-        lanes_.push_back({{r}, nullptr, nullptr});
+        lanes_.push_back({{r}});
       }
+    for (Lane& lane : lanes_)
+      for (int member : lane.members)
+        if (!options_.gpu_speed_factors.empty()) lane.speed = std::min(lane.speed, options_.gpu_speed_factors[member]);
     // Each member's task list mirrors the representative's, position by position.
     rep_task_.assign(prog_.tasks.size(), -1);
     for (const Lane& lane : lanes_) {
@@ -150,19 +161,23 @@ private:
       bool alone = true;
       for (size_t i = 0; i < g.ranks.size() && alone; ++i)
         for (int link : fabric_.route(g.ranks[i], g.ranks[(i + 1) % g.ranks.size()]))
-          alone = alone && link_users[link].size() == 1;
+          alone = alone && link_users[link].size() == 1 && !altered_links_.count(link);
       isolated_group_[g.id] = alone;
     }
 
     auto* zone = sg4::create_full_zone("cluster");
     for (int r = 0; r < prog_.world_size; ++r) hosts_.push_back(zone->create_host("gpu" + std::to_string(r), host_speed));
-    std::vector<sg4::Link*> links(fabric_.links().size(), nullptr);
+    controller_ = zone->create_host("controller", host_speed);
+    links_.assign(fabric_.links().size(), nullptr);
     auto link = [&](int index) {
-      if (!links[index]) {
+      if (!links_[index]) {
         const LinkSpec& spec = fabric_.links()[index];
-        links[index] = zone->create_link(spec.name, spec.bytes_per_second)->set_latency(spec.latency_seconds)->seal();
+        auto factor = options_.link_bandwidth_factors.find(spec.name);
+        const double bandwidth =
+            spec.bytes_per_second * (factor == options_.link_bandwidth_factors.end() ? 1.0 : factor->second);
+        links_[index] = zone->create_link(spec.name, bandwidth)->set_latency(spec.latency_seconds)->seal();
       }
-      return sg4::LinkInRoute(links[index]);
+      return sg4::LinkInRoute(links_[index]);
     };
     for (const auto& [src, dst] : pairs) {
       std::vector<sg4::LinkInRoute> route;
@@ -186,7 +201,10 @@ private:
       for (auto& [key, ids] : streams) {
         const std::string name = "rank" + std::to_string(rep) + "-" + to_string(static_cast<Stream>(key.first));
         sg4::Actor::create(name, hosts_[rep], [this, ids = std::move(ids)] {
-          for (int id : ids) execute(prog_.tasks[id]);
+          try {
+            for (int id : ids) execute(prog_.tasks[id]);
+          } catch (const JobStopped&) {
+          }
         });
       }
     }
@@ -194,6 +212,49 @@ private:
       const bool spans_lanes = lane_of_rank_[g.ranks.front()] != lane_of_rank_[g.ranks.back()];
       if (spans_lanes && is_rep(g.ranks.front())) barriers_[g.id] = sg4::Barrier::create(g.ranks.size());
     }
+  }
+
+  // Applies the failure events at their times; the job goes on without it.
+  void start_failures() {
+    if (options_.failures.empty()) return;
+    sg4::Actor::create("failures", controller_, [this] {
+      try {
+        apply_failures();
+      } catch (const JobStopped&) {
+      }
+    })->daemonize();
+  }
+
+  void apply_failures() {
+    std::vector<FailureEvent> events = options_.failures;
+    std::stable_sort(events.begin(), events.end(), [](auto& a, auto& b) { return a.at_seconds < b.at_seconds; });
+    for (const FailureEvent& e : events) {
+      sg4::this_actor::sleep_until(e.at_seconds);
+      if (e.rank >= 0) {
+        hosts_[e.rank]->turn_off();
+        stop("GPU " + std::to_string(e.rank) + " failed");
+      }
+      for (size_t i = 0; i < links_.size(); ++i) {
+        if (!links_[i] || fabric_.links()[i].name != e.link) continue;
+        if (e.bandwidth_factor > 0)
+          links_[i]->set_bandwidth(fabric_.links()[i].bytes_per_second * e.bandwidth_factor);
+        else
+          links_[i]->turn_off();
+      }
+    }
+  }
+
+  struct JobStopped {};
+
+  // The job cannot go on: record why and end every actor.
+  [[noreturn]] void stop(const std::string& reason) {
+    if (!stopped_) {
+      stopped_ = true;
+      stop_reason_ = reason;
+      stop_seconds_ = sg4::Engine::get_clock();
+    }
+    sg4::Actor::kill_all();
+    throw JobStopped{};
   }
 
   Lane& lane_of_task(int id) { return lanes_[lane_of_rank_[prog_.tasks[id].rank]]; }
@@ -233,7 +294,11 @@ private:
     for (const Flow& f : flows)
       if (f.src != f.dst) comms.push_back(sg4::Comm::sendto_async(hosts_[f.src], hosts_[f.dst], f.bytes));
     flows_ += comms.size();
-    sg4::Comm::wait_all(comms);
+    try {
+      sg4::Comm::wait_all(comms);
+    } catch (const simgrid::NetworkFailureException&) {
+      stop("a link on the path of a transfer went down");
+    }
   }
 
   // One collective for every member of the lane (a TP collective has one
@@ -270,7 +335,7 @@ private:
     TaskTiming& timing = timing_[task.id];
     timing.start = sg4::Engine::get_clock();
     if (is_compute(task.kind)) {
-      sg4::this_actor::execute(work_seconds_[task.work] * host_speed);
+      sg4::this_actor::execute(work_seconds_[task.work] / lanes_[lane_of_rank_[task.rank]].speed * host_speed);
     } else if (task.kind == TaskKind::SEND) {
       if (!options_.free_communication) {
         std::vector<Flow> flows;
@@ -293,12 +358,15 @@ private:
   Timeline finish() {
     Timeline timeline;
     timeline.tasks = timing_;
+    timeline.stopped = stopped_;
+    timeline.stop_reason = stop_reason_;
     for (const Task& t : prog_.tasks) {
       const int rep = rep_task_[t.id];
       timeline.tasks[t.id] = timing_[t.kind == TaskKind::RECV ? rep_task_[prog_.tasks[rep].deps.front()] : rep];
       timeline.step_seconds = std::max(timeline.step_seconds, timeline.tasks[t.id].end);
-      if (timeline.tasks[t.id].end < 0) throw std::logic_error("task never ran: " + t.name);
+      if (timeline.tasks[t.id].end < 0 && !stopped_) throw std::logic_error("task never ran: " + t.name);
     }
+    if (stopped_) timeline.step_seconds = stop_seconds_;
     timeline.flows = flows_;
     timeline.closed_form_collectives = closed_form_;
     timeline.simulated_tasks = simulated_tasks_;
@@ -315,6 +383,12 @@ private:
   std::vector<char> done_;
   std::vector<TaskTiming> timing_;
   std::vector<sg4::Host*> hosts_;
+  sg4::Host* controller_ = nullptr;
+  std::vector<sg4::Link*> links_;  // by fabric index; null where no route uses the link
+  std::set<int> altered_links_;    // degraded or failing: never timed in closed form
+  bool stopped_ = false;
+  std::string stop_reason_;
+  double stop_seconds_ = 0;
   std::map<int, sg4::BarrierPtr> barriers_;
   std::vector<char> isolated_group_;
   std::map<std::tuple<int, int, double, int>, CollectivePlan> plans_;
@@ -361,6 +435,9 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
         append(out, timeline.flows);
         append(out, timeline.closed_form_collectives);
         append(out, timeline.simulated_tasks);
+        append(out, static_cast<uint64_t>(timeline.stopped));
+        append(out, static_cast<uint64_t>(timeline.stop_reason.size()));
+        out.append(timeline.stop_reason);
         out.append(reinterpret_cast<const char*>(timeline.tasks.data()), timeline.tasks.size() * sizeof(TaskTiming));
         return out;
       },
@@ -371,6 +448,11 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
   timeline.flows = take<uint64_t>(bytes, offset);
   timeline.closed_form_collectives = take<uint64_t>(bytes, offset);
   timeline.simulated_tasks = take<uint64_t>(bytes, offset);
+  timeline.stopped = take<uint64_t>(bytes, offset) != 0;
+  const uint64_t reason_size = take<uint64_t>(bytes, offset);
+  if (offset + reason_size > bytes.size()) throw std::runtime_error("simulation process returned a truncated result");
+  timeline.stop_reason = bytes.substr(offset, reason_size);
+  offset += reason_size;
   timeline.tasks.resize(program.tasks.size());
   if (bytes.size() - offset != timeline.tasks.size() * sizeof(TaskTiming))
     throw std::runtime_error("simulation process returned a truncated result");

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,8 +28,21 @@ struct ReplayProgress {
   uint64_t tasks_total = 0;
 };
 
+// Something breaks during the step: a GPU (the job stops, as NCCL and the
+// framework hang on it) or a link, whose bandwidth drops to a fraction of its
+// nominal value (0: down; transfers that need it fail and the job stops).
+struct FailureEvent {
+  double at_seconds = 0;
+  int rank = -1;            // the GPU that fails, or -1
+  std::string link;         // else the link (fabric name)
+  double bandwidth_factor = 0;
+};
+
 struct ReplayOptions {
   bool free_communication = false;  // communication takes no time (dependencies still hold)
+  std::vector<double> gpu_speed_factors;                 // per rank (empty: all 1); a TP group runs at its slowest
+  std::map<std::string, double> link_bandwidth_factors;  // fabric link name -> fraction of nominal bandwidth
+  std::vector<FailureEvent> failures;
   std::string allreduce_algorithm = "auto";  // auto (NCCL-like choice), ring, tree
   // Called in the calling thread about four times a second while it runs.
   std::function<void(const ReplayProgress&)> on_progress;
