@@ -152,6 +152,27 @@ TEST(Replay, LoneRingCollectivesMatchTheClosedForm) {
     }
 }
 
+TEST(Replay, LoneRingAllReduceAroundATorusRingMatchesTheClosedForm) {
+  const double bandwidth = 40e9, hop_latency = 1.5e-6, bytes = 256e6;
+  for (int n : {2, 3, 4, 8}) {
+    Topology t;
+    t.kind = TopologyKind::torus;
+    t.gpus_per_node = 1;
+    t.nvlink_bytes_per_second = 1e12;  // the GPU's port into its router: never the bottleneck
+    t.torus_dims = {n};
+    t.torus_link_bytes_per_second = bandwidth;
+    t.torus_link_latency_seconds = hop_latency;
+    const Program p = lone_collective(n, TaskKind::ALLREDUCE, bytes, CommDim::dp);
+    ReplayOptions options;
+    options.allreduce_algorithm = "ring";
+    const Timeline timeline = replay(p, Fabric(t, n), {}, options);
+    // Ring neighbours are one torus hop apart, the last rank's wrapping around to rank 0.
+    const double expected = ring_seconds(TaskKind::ALLREDUCE, n, bytes, bandwidth, hop_latency);
+    EXPECT_NEAR(timeline.step_seconds / expected, 1.0, 0.01) << "n" << n;
+    EXPECT_EQ(timeline.flows, static_cast<uint64_t>(n));
+  }
+}
+
 TEST(Replay, IsolatedTensorParallelGroupsUseTheSameClosedFormWithoutFlows) {
   Topology node = one_gpu_per_node(25, 2e-6);
   node.gpus_per_node = 8;
