@@ -1,0 +1,57 @@
+#include "storage_transfer.hpp"
+
+#include <cstring>
+#include <map>
+#include <string>
+
+#include <simgrid/s4u.hpp>
+
+#include "child_process.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace simtrain {
+
+double storage_transfer_seconds(const std::vector<double>& bytes_per_rank, const Topology& topology,
+                                double storage_bytes_per_second, double storage_latency_seconds) {
+  const std::string result = run_in_child([&](const ProgressSender&) {
+    sg4::Engine engine("simtrain-storage");
+    xbt_log_control_set("root.thresh:critical");
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:1e18");
+    auto* zone = sg4::create_full_zone("storage");
+    sg4::Host* storage = zone->create_host("storage", 1e9);
+    sg4::Link* storage_link =
+        zone->create_link("storage", storage_bytes_per_second)->set_latency(storage_latency_seconds)->seal();
+    const double nic_bytes_per_second = topology.nic_bytes_per_second * topology.network_efficiency;
+    const int gpus_per_nic = topology.gpus_per_node / topology.nics_per_node;
+    std::map<int, sg4::Link*> nics;
+    std::vector<std::pair<sg4::Host*, double>> writers;
+    for (size_t rank = 0; rank < bytes_per_rank.size(); ++rank) {
+      if (bytes_per_rank[rank] <= 0) continue;
+      const int nic = static_cast<int>(rank) / gpus_per_nic;  // GPUs behind one NIC share it
+      if (!nics.count(nic))
+        nics[nic] = zone->create_link("nic" + std::to_string(nic), nic_bytes_per_second)->seal();
+      sg4::Host* host = zone->create_host("gpu" + std::to_string(rank), 1e9);
+      zone->add_route(host->get_netpoint(), storage->get_netpoint(), nullptr, nullptr,
+                      {sg4::LinkInRoute(nics[nic]), sg4::LinkInRoute(storage_link)}, true);
+      writers.emplace_back(host, bytes_per_rank[rank]);
+    }
+    zone->seal();
+    double end = 0;
+    sg4::Actor::create("writers", storage, [&] {
+      std::vector<sg4::CommPtr> comms;
+      for (const auto& [host, bytes] : writers) comms.push_back(sg4::Comm::sendto_async(host, storage, bytes));
+      sg4::Comm::wait_all(comms);
+      end = sg4::Engine::get_clock();
+    });
+    engine.run();
+    return std::string(reinterpret_cast<const char*>(&end), sizeof end);
+  });
+  double seconds = 0;
+  std::memcpy(&seconds, result.data(), std::min(result.size(), sizeof seconds));
+  return seconds;
+}
+
+}  // namespace simtrain
