@@ -124,7 +124,8 @@ TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
   if (degrades && links.representative_redundant >= 0) {
     ReplayOptions degraded = request.replay;
     degraded.failures.push_back(losing_one_of(fabric, links.representative_redundant));
-    m.degraded_step_seconds = simulate(s, degraded).timeline.step_seconds;
+    // A lost cable cannot speed a step up; the max only hides rounding in the flow solver.
+    m.degraded_step_seconds = std::max(m.step_seconds, simulate(s, degraded).timeline.step_seconds);
   }
 
   if (ckpt.every_steps > 0) {
