@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(build-essential cmake ninja-build pkg-config ccache
-          libsimgrid-dev nlohmann-json3-dev libcli11-dev libgtest-dev)
+          libsimgrid-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+          qt6-base-dev qt6-svg-dev)
 
 install_packages() {
   local missing=()

@@ -1,0 +1,111 @@
+#include "compare_view.hpp"
+
+#include <QPainter>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+namespace simtrain::gui {
+
+namespace {
+
+class LegendBar : public QWidget {
+public:
+  LegendBar() { setFixedHeight(CompareView::legend_height); }
+
+protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter painter(this);
+    paint_legend(painter, QPointF(8, 3));
+  }
+};
+
+QString slot_title(int slot, const TimelineModel& model) {
+  return QString(slot == 0 ? "A: " : "B: ") + QString::fromStdString(model.step().title);
+}
+
+}  // namespace
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent), splitter_(new QSplitter(Qt::Vertical)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(new LegendBar);
+  layout->addWidget(splitter_, 1);
+  for (int slot = 0; slot < 2; ++slot) {
+    timelines_[slot] = new TimelineWidget(scale_);
+    splitter_->addWidget(timelines_[slot]);
+    connect(timelines_[slot], &TimelineWidget::task_selected, this, &CompareView::task_selected);
+    connect(timelines_[slot], &TimelineWidget::rows_changed, this, &CompareView::share_height);
+  }
+  splitter_->addWidget(new QWidget);  // takes what short timelines leave
+  timelines_[0]->set_model(nullptr, tr("Run a scenario (left) or open a trace (File menu)."));
+  timelines_[1]->hide();
+}
+
+void CompareView::set_step(int slot, std::shared_ptr<const TimelineModel> model) {
+  const QString title = model ? slot_title(slot, *model) : QString();
+  timelines_[slot]->set_model(std::move(model), title);
+  if (slot == 1) timelines_[1]->setVisible(timelines_[1]->model() != nullptr);
+  share_height();
+  fit_all();
+}
+
+void CompareView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  share_height();
+}
+
+void CompareView::share_height() {
+  std::vector<int> wanted;
+  for (const TimelineWidget* t : timelines_) wanted.push_back(t->isHidden() ? 0 : t->rows_height());
+  int left = splitter_->height() - splitter_->handleWidth() * 2;
+  // The shorter wish first: what it leaves goes to the other.
+  const int first = wanted[0] <= wanted[1] ? 0 : 1;
+  QList<int> sizes = {0, 0, 0};
+  for (int slot : {first, 1 - first}) {
+    const int others = slot == first && wanted[1 - first] > 0 ? 2 : 1;
+    sizes[slot] = std::min(wanted[slot], left / others);
+    left -= sizes[slot];
+  }
+  sizes[2] = left;
+  splitter_->setSizes(sizes);
+}
+
+bool CompareView::comparing() const { return timelines_[1]->model() != nullptr; }
+
+void CompareView::fit_all() {
+  double longest = 0;
+  for (TimelineWidget* t : timelines_)
+    if (t->model()) longest = std::max(longest, t->model()->step_seconds());
+  timelines_[0]->fit_time(longest);
+}
+
+void CompareView::show_critical_path(bool shown) {
+  for (TimelineWidget* t : timelines_) t->show_critical_path(shown);
+}
+
+void CompareView::show_all_ranks(bool shown) {
+  for (TimelineWidget* t : timelines_) t->show_all_ranks(shown);
+}
+
+QSize CompareView::export_size() const {
+  QSize size(0, legend_height);
+  for (const TimelineWidget* t : timelines_)
+    if (t->model()) size = QSize(std::max(size.width(), t->viewport()->width()), size.height() + t->viewport()->height());
+  return size;
+}
+
+void CompareView::paint_export(QPainter& painter) const {
+  painter.fillRect(QRect(QPoint(0, 0), export_size()), Qt::white);
+  paint_legend(painter, QPointF(8, 3));
+  painter.save();
+  painter.translate(0, legend_height);
+  for (const TimelineWidget* t : timelines_) {
+    if (!t->model()) continue;
+    t->paint_view(painter);
+    painter.translate(0, t->viewport()->height());
+  }
+  painter.restore();
+}
+
+}  // namespace simtrain::gui

@@ -1,0 +1,76 @@
+#pragma once
+// The scenario being edited, as a form: model (presets from the built-in
+// scenarios, or a Hugging Face config.json imported inline), GPU, topology,
+// parallelism, batch, schedule, recompute, ZeRO. It edits the scenario's JSON
+// document (fields without a widget are kept as they are) and re-reads it with
+// parse_scenario after every edit, so an invalid combination shows the CLI's
+// own message and the offending field is marked.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QWidget>
+#include <nlohmann/json.hpp>
+
+#include "scenario.hpp"
+
+class QComboBox;
+class QFormLayout;
+class QGroupBox;
+class QLabel;
+
+namespace simtrain::gui {
+
+class ScenarioPanel : public QWidget {
+  Q_OBJECT
+public:
+  explicit ScenarioPanel(QWidget* parent = nullptr);
+
+  // `source` names the scenario in messages; relative paths in it resolve against `base_dir`.
+  void set_document(nlohmann::json document, const std::string& source, const std::string& base_dir);
+  // A built-in scenario's name or a scenario file. Throws InputError if it is no JSON file.
+  void load(const std::string& path_or_name);
+  // Replaces the model by a Hugging Face config.json's, written inline. Throws InputError.
+  void import_model_config(const std::string& path);
+
+  const nlohmann::json& document() const { return document_; }
+  const std::optional<Scenario>& scenario() const { return scenario_; }  // when valid
+  QString error() const;  // the InputError of the edited scenario, empty when valid
+  // The widget that edits the field at `pointer`, e.g. "/parallelism/tensor_model_parallel_size".
+  QWidget* field(const std::string& pointer) const;
+
+signals:
+  void changed();
+
+private:
+  struct Binding {
+    nlohmann::json::json_pointer pointer;
+    QWidget* widget;
+    std::function<void()> show;  // document -> widget
+  };
+
+  QFormLayout* add_group(const QString& title);
+  void add_integer(QFormLayout* form, const QString& label, const std::string& pointer, int minimum, int maximum,
+                   const QString& unset_text = {});
+  void add_choice(QFormLayout* form, const QString& label, const std::string& pointer,
+                  const std::vector<std::string>& choices, const QString& unset_text = {});
+  void add_flag(QFormLayout* form, const QString& label, const std::string& pointer);
+  void add_text(QFormLayout* form, const QString& label, const std::string& pointer);
+  void write(const nlohmann::json::json_pointer& pointer, const std::optional<nlohmann::json>& value);
+  void show_document();
+  void validate();
+
+  nlohmann::json document_ = nlohmann::json::object();
+  std::string source_ = "untitled.json";
+  std::string base_dir_ = ".";
+  std::optional<Scenario> scenario_;
+  QString error_;
+  std::vector<Binding> bindings_;
+  std::vector<nlohmann::json> model_presets_;
+  QComboBox* model_presets_box_;
+  QGroupBox* model_group_ = nullptr;
+  QLabel* status_;
+};
+
+}  // namespace simtrain::gui

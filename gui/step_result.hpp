@@ -1,0 +1,27 @@
+#pragma once
+// One training step the GUI shows: simulated from a scenario, or read back
+// from a Chrome trace (simulated earlier, or recorded by a live run).
+#include <optional>
+#include <string>
+
+#include "engine/replay.hpp"
+#include "program.hpp"
+#include "report.hpp"
+#include "scenario.hpp"
+#include "timeline.hpp"
+
+namespace simtrain::gui {
+
+struct StepResult {
+  std::string title;                 // scenario name, or the trace's file name
+  Program program;
+  Timeline timeline;
+  StepReport report;                 // a trace gives the timing figures only
+  std::optional<Scenario> scenario;  // simulations only
+};
+
+StepResult simulate_step(const Scenario& scenario, const ReplayOptions& options);
+// Throws InputError for a malformed trace.
+StepResult read_trace_step(const std::string& path);
+
+}  // namespace simtrain::gui

@@ -1,0 +1,198 @@
+// The timeline of tiny-4gpu after a run in the window: one box per task at
+// x = start and width = duration at the current scale (also after zooming),
+// bubbles shaded where ranks idle, hover text, selection, critical path.
+#include <fstream>
+#include <set>
+
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+
+#include "compare_view.hpp"
+#include "gui_test_support.hpp"
+#include "summary_panel.hpp"
+#include "task_description.hpp"
+#include "trace.hpp"
+
+using namespace simtrain;
+using namespace simtrain::gui;
+
+class TimelineTest : public QObject {
+  Q_OBJECT
+
+  MainWindow window_;
+  TimelineWidget* timeline_ = nullptr;
+  const TimelineModel* model_ = nullptr;
+  const TimelineLayout* layout_ = nullptr;
+
+  // Checks every task's box against its timing at the layout's current scale.
+  void check_geometry() {
+    const double pps = layout_->pixels_per_second(), origin = layout_->origin_seconds();
+    for (const Task& t : model_->program().tasks) {
+      const std::optional<Rect> r = layout_->task_rect(t.id);
+      QVERIFY(r);
+      const TaskTiming& timing = model_->timing(t.id);
+      QVERIFY(qFuzzyCompare(1 + r->x, 1 + TimelineLayout::header_width + (timing.start - origin) * pps));
+      QVERIFY(qFuzzyCompare(1 + r->width, 1 + (timing.end - timing.start) * pps));
+      const TimelineRow& row = layout_->rows()[*layout_->row_of_rank(t.rank)];
+      QVERIFY(r->y >= row.y && r->y + r->height <= row.y + row.height);
+    }
+  }
+
+  QColor pixel_at(const QImage& image, double seconds, int rank) {
+    const TimelineRow& row = layout_->rows()[*layout_->row_of_rank(rank)];
+    const double y = ruler_height + row.y - timeline_->scroll_y() + 2;  // clear of labels
+    return image.pixelColor(static_cast<int>(layout_->x_of(seconds)), static_cast<int>(y));
+  }
+
+private slots:
+  void initTestCase() {
+    window_.resize(1400, 900);
+    window_.show();
+    window_.open("tiny-4gpu");
+    QVERIFY(QTest::qWaitFor([&] { return !window_.busy(); }, 120'000));
+    QVERIFY(window_.step(0));
+    timeline_ = &window_.timelines().timeline(0);
+    model_ = timeline_->model();
+    layout_ = timeline_->timeline_layout();
+    QCOMPARE(model_->program().world_size, 4);
+  }
+
+  void holdsOneItemPerTask() {
+    std::multiset<int> drawn;
+    for (int rank = 0; rank < model_->program().world_size; ++rank)
+      for (int lane = 0; lane < static_cast<int>(model_->lanes().size()); ++lane)
+        for (int id : model_->lane_tasks(rank, lane)) {
+          QCOMPARE(model_->program().tasks[id].rank, rank);
+          drawn.insert(id);
+        }
+    QCOMPARE(drawn.size(), model_->program().tasks.size());
+    QCOMPARE(std::set<int>(drawn.begin(), drawn.end()).size(), model_->program().tasks.size());
+  }
+
+  void boxesSitAtStartWithDurationWidth() {
+    QVERIFY(layout_->pixels_per_second() > 0);
+    check_geometry();
+    // The fitted view shows the whole step.
+    QVERIFY(layout_->x_of(0) >= TimelineLayout::header_width);
+    QVERIFY(layout_->x_of(model_->step_seconds()) <= timeline_->viewport()->width());
+  }
+
+  void wheelZoomsAroundTheCursorAndKeepsGeometry() {
+    const double before = layout_->pixels_per_second();
+    const QPointF at(TimelineLayout::header_width + 300, 60);
+    const double seconds_at_cursor = layout_->seconds_at(at.x());
+    QWheelEvent wheel(at, timeline_->viewport()->mapToGlobal(at), QPoint(), QPoint(0, 480), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(timeline_->viewport(), &wheel);
+    QVERIFY(qFuzzyCompare(layout_->pixels_per_second(), 2 * before));
+    QVERIFY(std::abs(layout_->seconds_at(at.x()) - seconds_at_cursor) < 1e-12);
+    check_geometry();
+    window_.timelines().fit_all();
+  }
+
+  void dragPans() {
+    const double origin = layout_->origin_seconds();
+    QWidget* viewport = timeline_->viewport();
+    const QPoint from(TimelineLayout::header_width + 400, 60), to = from + QPoint(-100, 0);
+    QTest::mousePress(viewport, Qt::LeftButton, {}, from);
+    QMouseEvent move(QEvent::MouseMove, to, viewport->mapToGlobal(to), Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(viewport, &move);
+    QTest::mouseRelease(viewport, Qt::LeftButton, {}, to);
+    QVERIFY(qFuzzyCompare(layout_->origin_seconds(), origin + 100 / layout_->pixels_per_second()));
+    window_.timelines().fit_all();
+  }
+
+  void bubblesAreShadedWhereRanksIdle() {
+    double idle_seconds = 0;
+    for (int rank = 0; rank < model_->program().world_size; ++rank) {
+      double busy_until = 0;
+      for (const Span& s : model_->idle_spans(rank)) {
+        QVERIFY(s.end_seconds > s.start_seconds);
+        for (int id : model_->program().rank_tasks[rank])  // no task runs in a bubble
+          QVERIFY(model_->timing(id).end <= s.start_seconds || model_->timing(id).start >= s.end_seconds);
+        busy_until = s.end_seconds;
+        if (rank == 0) idle_seconds += s.end_seconds - s.start_seconds;
+      }
+      QVERIFY(busy_until <= model_->step_seconds());
+    }
+    QVERIFY(qFuzzyCompare(model_->idle_fraction(0), idle_seconds / model_->step_seconds()));
+
+    // Stage 1 (ranks 2 and 3) waits for the first forward: shaded, while stage 0 computes.
+    const std::vector<Span>& waiting = model_->idle_spans(2);
+    QVERIFY(!waiting.empty());
+    QCOMPARE(waiting.front().start_seconds, 0.0);
+    const double t = waiting.front().end_seconds / 3;
+    const QImage image = timeline_->viewport()->grab().toImage();
+    const QColor shaded = pixel_at(image, t, 2);
+    QVERIFY2(shaded == idle_color() || shaded == QColor(196, 196, 196), qPrintable(shaded.name()));
+    QCOMPARE(pixel_at(image, t, 0), box_color(BoxKind::forward));
+  }
+
+  void hoverTextNamesTaskTimeAndSource() {
+    const int id = model_->lane_tasks(0, 0).front();
+    const std::string text = describe_task(model_->step(), id);
+    QVERIFY(text.find(model_->program().tasks[id].name) == 0);
+    for (const char* part : {"forward (F)", "start ", "duration ", "ops (", "time from: roofline"})
+      QVERIFY2(text.find(part) != std::string::npos, text.c_str());
+  }
+
+  void clickSelectsATaskAndItsPredecessors() {
+    const std::vector<int>& lane = model_->lane_tasks(2, 0);
+    const int id = lane[lane.size() / 2];
+    const Rect r = *layout_->task_rect(id);
+    const QPoint center(static_cast<int>(r.x + r.width / 2),
+                        static_cast<int>(ruler_height + r.y + r.height / 2 - timeline_->scroll_y()));
+    QTest::mouseClick(timeline_->viewport(), Qt::LeftButton, {}, center);
+    QCOMPARE(timeline_->highlight().selected, id);
+    QCOMPARE(timeline_->highlight().predecessors, model_->predecessors(id));
+    QVERIFY(!timeline_->highlight().predecessors.empty());
+    QTest::keyClick(timeline_, Qt::Key_Escape);
+    QCOMPARE(timeline_->highlight().selected, -1);
+  }
+
+  void criticalPathRunsBackFromTheLastTask() {
+    const std::vector<int> path = model_->critical_path();
+    QVERIFY(path.size() > 2);
+    QCOMPARE(model_->timing(path.back()).end, model_->step_seconds());
+    for (size_t i = 1; i < path.size(); ++i) {
+      const std::vector<int> before = model_->predecessors(path[i]);
+      QVERIFY(std::find(before.begin(), before.end(), path[i - 1]) != before.end());
+    }
+    window_.timelines().show_critical_path(true);
+    QCOMPARE(timeline_->highlight().critical_path, path);
+  }
+
+  // A trace of the same step (as `simtrain simulate --trace` writes it) opened as B: same tasks, same times.
+  void aTraceOpensAsBOnTheSameScale() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("tiny.trace.json");
+    {
+      std::ofstream out(path.toStdString());
+      write_chrome_trace(out, model_->program(), model_->step().timeline);
+    }
+    window_.open(path, 1);
+    QVERIFY(QTest::qWaitFor([&] { return !window_.busy(); }, 120'000));
+    QVERIFY(window_.step(1));
+    QVERIFY(window_.timelines().comparing());
+    const TimelineModel& traced = *window_.step(1);
+    QCOMPARE(traced.program().tasks.size(), model_->program().tasks.size());
+    QVERIFY(std::abs(traced.step_seconds() - model_->step_seconds()) < 1e-9);
+    const TimelineLayout& b = *window_.timelines().timeline(1).timeline_layout();
+    QCOMPARE(b.pixels_per_second(), layout_->pixels_per_second());
+    QCOMPARE(b.origin_seconds(), layout_->origin_seconds());
+    for (const Task& t : model_->program().tasks)
+      if (b.task_rect(t.id)) QVERIFY(std::abs(b.task_rect(t.id)->x - layout_->task_rect(t.id)->x) < 1e-3);
+
+    // The summary compares what a trace gives; the rest is absent.
+    const QTableWidget& figures = window_.summary().figures();
+    QCOMPARE(figures.columnCount(), 4);
+    QCOMPARE(figures.item(0, 3)->text(), QString("same"));  // step time, to the nanosecond
+    QCOMPARE(figures.item(2, 2)->text(), QString::fromUtf8("—"));  // TFLOP/s per GPU
+    QVERIFY(describe_task(traced.step(), 0).find("time from: trace tiny.trace.json") != std::string::npos);
+  }
+};
+
+QTEST_MAIN(TimelineTest)
+#include "test_timeline.moc"

@@ -1,0 +1,72 @@
+#pragma once
+// Where the timeline puts things, in pixels (Qt-free, so tests can check it):
+// the time axis at the current zoom and pan, and the rows: a header per
+// pipeline stage, then one row per rank with a lane per stream. A stage can
+// be collapsed to its tp 0, dp 0 rank (the one the report measures): its TP
+// peers run in lockstep with it and its DP replicas alike. Steps of more than
+// 16 ranks start collapsed.
+#include <optional>
+#include <vector>
+
+#include "timeline_model.hpp"
+
+namespace simtrain::gui {
+
+struct Rect {
+  double x = 0, y = 0, width = 0, height = 0;
+};
+
+struct TimelineRow {
+  int stage = 0;   // pipeline rank
+  int rank = -1;   // -1: the stage's header row
+  double y = 0;    // top, in content coordinates (0: top of the first row)
+  double height = 0;
+};
+
+class TimelineLayout {
+public:
+  static constexpr double header_width = 200;  // row labels, left of the time axis
+  static constexpr double stage_header_height = 20;
+  static constexpr double compute_lane_height = 17;
+  static constexpr double stream_lane_height = 5;
+  static constexpr double row_gap = 3;
+
+  explicit TimelineLayout(const TimelineModel& model);
+
+  // x = header_width + (seconds - origin) * pixels_per_second.
+  void set_scale(double origin_seconds, double pixels_per_second);
+  double origin_seconds() const { return origin_seconds_; }
+  double pixels_per_second() const { return pixels_per_second_; }
+  double x_of(double seconds) const { return header_width + (seconds - origin_seconds_) * pixels_per_second_; }
+  double seconds_at(double x) const { return origin_seconds_ + (x - header_width) / pixels_per_second_; }
+
+  int rank_count(int stage) const { return static_cast<int>(stage_ranks_[stage].size()); }
+  bool expanded(int stage) const { return expanded_[stage]; }
+  void expand(int stage, bool expanded);
+  void expand_all(bool expanded);
+
+  const std::vector<TimelineRow>& rows() const { return rows_; }
+  double content_height() const { return rows_.empty() ? 0 : rows_.back().y + rows_.back().height; }
+  size_t first_row_ending_below(double y) const;
+  std::optional<size_t> row_of_rank(int rank) const;
+  double lane_offset(int lane) const;  // top of a lane within its rank row
+  double lane_height(int lane) const { return lane == 0 ? compute_lane_height : stream_lane_height; }
+
+  // A task's box in content coordinates; none if its rank is hidden or it never ran.
+  std::optional<Rect> task_rect(int task) const;
+  // The task drawn at (x, y) in content coordinates (within `slack_px` of a thin box), -1 if none.
+  int task_at(double x, double y, double slack_px = 2) const;
+
+private:
+  void build_rows();
+
+  const TimelineModel& model_;
+  double origin_seconds_ = 0;
+  double pixels_per_second_ = 1;
+  std::vector<std::vector<int>> stage_ranks_;  // ranks of each stage in rank order
+  std::vector<bool> expanded_;
+  std::vector<TimelineRow> rows_;
+  std::vector<int> row_of_rank_;  // -1 when hidden
+};
+
+}  // namespace simtrain::gui

@@ -1,0 +1,118 @@
+#include "timeline_model.hpp"
+
+#include <algorithm>
+
+namespace simtrain::gui {
+
+namespace {
+constexpr int stream_count = static_cast<int>(Stream::dp_gather) + 1;
+}
+
+BoxKind box_kind(const Task& task) {
+  switch (task.kind) {
+    case TaskKind::F: return BoxKind::forward;
+    case TaskKind::B: return BoxKind::backward_input;
+    case TaskKind::W: return BoxKind::backward_weight;
+    case TaskKind::R: return BoxKind::recompute;
+    case TaskKind::OPT: return BoxKind::optimizer;
+    default: break;
+  }
+  switch (task.dim) {
+    case CommDim::tp: return BoxKind::tp_comm;
+    case CommDim::pp: return BoxKind::pp_comm;
+    default: return BoxKind::dp_comm;
+  }
+}
+
+const char* to_label(BoxKind kind) {
+  static const char* labels[] = {"forward",   "backward", "weight grad", "recompute",
+                                 "optimizer", "TP comm",  "PP comm",     "DP comm"};
+  return labels[static_cast<int>(kind)];
+}
+
+TimelineModel::TimelineModel(std::shared_ptr<const StepResult> step) : step_(std::move(step)) {
+  const Program& p = program();
+  lane_index_.assign(stream_count, -1);
+  std::vector<bool> used(stream_count, false);
+  used[static_cast<int>(Stream::compute)] = true;
+  for (const Task& t : p.tasks) used[static_cast<int>(t.stream)] = true;
+  for (int s = 0; s < stream_count; ++s)
+    if (used[s]) lane_index_[s] = static_cast<int>(lanes_.size()), lanes_.push_back(static_cast<Stream>(s));
+
+  previous_on_stream_.assign(p.tasks.size(), -1);
+  rank_lanes_.resize(p.world_size);
+  idle_.resize(p.world_size);
+  idle_fraction_.assign(p.world_size, 0);
+  for (int rank = 0; rank < p.world_size; ++rank) {
+    std::vector<Lane>& lanes = rank_lanes_[rank];
+    lanes.resize(lanes_.size());
+    std::vector<int> last_on_stream(stream_count, -1);
+    std::vector<Span> busy;
+    for (int id : p.rank_tasks[rank]) {
+      const Task& t = p.tasks[id];
+      if (t.kind != TaskKind::RECV) {  // a receive is passive: it waits in no stream's queue
+        int& last = last_on_stream[static_cast<int>(t.stream)];
+        previous_on_stream_[id] = last;
+        last = id;
+      }
+      if (!ran(id)) continue;
+      lanes[lane_of(id)].tasks.push_back(id);
+      busy.push_back({timing(id).start, timing(id).end});
+    }
+    for (Lane& lane : lanes) {
+      std::stable_sort(lane.tasks.begin(), lane.tasks.end(),
+                       [&](int a, int b) { return timing(a).start < timing(b).start; });
+      double latest = 0;
+      for (int id : lane.tasks) lane.latest_end.push_back(latest = std::max(latest, timing(id).end));
+    }
+    std::sort(busy.begin(), busy.end(), [](const Span& a, const Span& b) { return a.start_seconds < b.start_seconds; });
+    double covered = 0, idle = 0;
+    for (const Span& b : busy) {
+      if (b.start_seconds > covered) idle_[rank].push_back({covered, b.start_seconds}), idle += b.start_seconds - covered;
+      covered = std::max(covered, b.end_seconds);
+    }
+    if (step_seconds() > covered) idle_[rank].push_back({covered, step_seconds()}), idle += step_seconds() - covered;
+    idle_fraction_[rank] = step_seconds() > 0 ? idle / step_seconds() : 0;
+  }
+}
+
+bool TimelineModel::ran(int task) const {
+  const TaskTiming& t = timing(task);
+  return t.start >= 0 && t.end >= t.start;
+}
+
+size_t TimelineModel::first_ending_after(int rank, int lane, double seconds) const {
+  const std::vector<double>& latest = rank_lanes_[rank][lane].latest_end;
+  return std::upper_bound(latest.begin(), latest.end(), seconds) - latest.begin();
+}
+
+size_t TimelineModel::first_starting_from(int rank, int lane, size_t from, double seconds) const {
+  const std::vector<int>& tasks = lane_tasks(rank, lane);
+  return std::lower_bound(tasks.begin() + static_cast<long>(from), tasks.end(), seconds,
+                          [&](int id, double s) { return timing(id).start < s; }) -
+         tasks.begin();
+}
+
+std::vector<int> TimelineModel::predecessors(int task) const {
+  std::vector<int> before = program().tasks[task].deps;
+  if (previous_on_stream_[task] >= 0) before.push_back(previous_on_stream_[task]);
+  return before;
+}
+
+std::vector<int> TimelineModel::critical_path() const {
+  int last = -1;
+  for (const Task& t : program().tasks)
+    if (ran(t.id) && (last < 0 || timing(t.id).end > timing(last).end)) last = t.id;
+  std::vector<int> path;
+  for (int id = last; id >= 0;) {
+    path.push_back(id);
+    int binding = -1;
+    for (int p : predecessors(id))
+      if (ran(p) && (binding < 0 || timing(p).end > timing(binding).end)) binding = p;
+    id = binding;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+}  // namespace simtrain::gui

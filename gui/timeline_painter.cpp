@@ -1,0 +1,279 @@
+#include "timeline_painter.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "text_format.hpp"
+
+namespace simtrain::gui {
+
+namespace {
+
+const QColor header_background(247, 248, 250);
+const QColor stage_background(233, 237, 243);
+const QColor grid_color(236, 236, 236);
+const QColor label_color(90, 90, 90);
+const QColor path_color(214, 39, 40);
+const QColor predecessor_color(255, 140, 0);
+
+QBrush idle_hatch() { return QBrush(QColor(196, 196, 196), Qt::BDiagPattern); }
+
+// 1, 2 or 5 times a power of ten, at least `seconds`.
+double nice_step(double seconds) {
+  const double power = std::pow(10.0, std::floor(std::log10(seconds)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * power >= seconds) return m * power;
+  return 10 * power;
+}
+
+QString qt(const std::string& text) { return QString::fromStdString(text); }
+
+class TimelinePainter {
+public:
+  TimelinePainter(QPainter& painter, QSizeF size, const TimelineModel& model, const TimelineLayout& layout,
+                  double scroll_y)
+      : p_(painter), size_(size), model_(model), layout_(layout), scroll_y_(scroll_y),
+        plot_(TimelineLayout::header_width, ruler_height, size.width() - TimelineLayout::header_width,
+              size.height() - ruler_height),
+        t0_(layout.seconds_at(plot_.left())), t1_(layout.seconds_at(plot_.right())) {}
+
+  void paint(const TimelineHighlight& highlight, const QString& title) {
+    p_.fillRect(QRectF(QPointF(0, 0), size_), Qt::white);
+    p_.setClipRect(plot_);
+    paint_grid();
+    const std::vector<TimelineRow>& rows = layout_.rows();
+    for (size_t i = layout_.first_row_ending_below(scroll_y_); i < rows.size() && to_view(rows[i].y) < size_.height(); ++i)
+      rows[i].rank < 0 ? paint_stage_header(rows[i]) : paint_rank_row(rows[i]);
+    p_.setClipRect(plot_);
+    paint_highlight(highlight);
+    p_.setClipping(false);
+    paint_ruler(title);
+  }
+
+private:
+  double to_view(double content_y) const { return ruler_height + content_y - scroll_y_; }
+
+  QRectF view_rect(const Rect& r) const { return {r.x, to_view(r.y), r.width, r.height}; }
+
+  double major_step() const { return nice_step(110 / layout_.pixels_per_second()); }
+
+  void paint_grid() {
+    const double step = major_step();
+    p_.setPen(QPen(grid_color, 1));
+    for (double t = std::ceil(t0_ / step) * step; t <= t1_; t += step) p_.drawLine(QPointF(layout_.x_of(t), plot_.top()), QPointF(layout_.x_of(t), size_.height()));
+    p_.setPen(QPen(QColor(150, 150, 150), 1, Qt::DashLine));
+    const double end = layout_.x_of(model_.step_seconds());
+    p_.drawLine(QPointF(end, plot_.top()), QPointF(end, size_.height()));
+  }
+
+  void paint_ruler(const QString& title) {
+    const QRectF ruler(0, 0, size_.width(), ruler_height);
+    p_.fillRect(ruler, header_background);
+    p_.setPen(QColor(200, 200, 200));
+    p_.drawLine(QPointF(0, ruler_height - 0.5), QPointF(size_.width(), ruler_height - 0.5));
+    QFont bold = p_.font();
+    bold.setBold(true);
+    p_.setFont(bold);
+    p_.setPen(Qt::black);
+    const QRectF title_box(6, 0, TimelineLayout::header_width - 10, ruler_height);
+    p_.drawText(title_box, Qt::AlignVCenter | Qt::AlignLeft,
+                p_.fontMetrics().elidedText(title, Qt::ElideRight, static_cast<int>(title_box.width())));
+    bold.setBold(false);
+    p_.setFont(bold);
+    p_.setClipRect(QRectF(plot_.left(), 0, plot_.width(), ruler_height));
+    const double step = major_step();
+    p_.setPen(label_color);
+    for (double t = std::floor(t0_ / step) * step; t <= t1_ + step; t += step / 5) {
+      const double x = layout_.x_of(t);
+      const bool major = std::fabs(std::remainder(t, step)) < step * 1e-6;
+      p_.drawLine(QPointF(x, ruler_height - (major ? 8 : 4)), QPointF(x, ruler_height));
+      if (major) p_.drawText(QPointF(x + 3, ruler_height - 10), qt(format_duration(std::fabs(t) < step * 1e-6 ? 0 : t)));
+    }
+    p_.setClipping(false);
+  }
+
+  void paint_stage_header(const TimelineRow& row) {
+    p_.setClipping(false);
+    const QRectF band(0, to_view(row.y), size_.width(), row.height);
+    p_.fillRect(band, stage_background);
+    const int ranks = layout_.rank_count(row.stage);
+    QString text = QString("stage %1").arg(row.stage);
+    if (ranks > 1)
+      text = layout_.expanded(row.stage)
+                 ? QString::fromUtf8("▾ %1: all %2 ranks (click to show tp 0, dp 0 only)").arg(text).arg(ranks)
+                 : QString::fromUtf8("▸ %1: tp 0, dp 0 of %2 ranks (click to show all)").arg(text).arg(ranks);
+    p_.setPen(Qt::black);
+    p_.drawText(band.adjusted(6, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
+  }
+
+  void paint_rank_row(const TimelineRow& row) {
+    const double top = to_view(row.y), height = row.height - TimelineLayout::row_gap;
+    p_.setClipRect(plot_);
+    paint_idle(row.rank, top, height);
+    for (int lane = 0; lane < static_cast<int>(model_.lanes().size()); ++lane)
+      paint_lane(row.rank, lane, top + layout_.lane_offset(lane), layout_.lane_height(lane) - 1);
+    p_.setClipping(false);
+    const QRectF label(0, top, TimelineLayout::header_width, height);
+    p_.fillRect(label, header_background);
+    const RankCoord& c = model_.program().coords[row.rank];
+    const QRectF text = label.adjusted(8, 0, -6, 0);
+    p_.setPen(Qt::black);
+    p_.drawText(text, Qt::AlignVCenter | Qt::AlignLeft,
+                QString("rank %1  tp %2 dp %3").arg(row.rank).arg(c.tp).arg(c.dp));
+    p_.setPen(label_color);
+    p_.drawText(text, Qt::AlignVCenter | Qt::AlignRight, qt("idle " + format_percent(model_.idle_fraction(row.rank))));
+  }
+
+  void paint_idle(int rank, double top, double height) {
+    const std::vector<Span>& spans = model_.idle_spans(rank);
+    auto it = std::upper_bound(spans.begin(), spans.end(), t0_,
+                               [](double t, const Span& s) { return t < s.end_seconds; });
+    for (; it != spans.end() && it->start_seconds < t1_; ++it) {
+      const double x0 = std::max(layout_.x_of(it->start_seconds), plot_.left() - 1);
+      const double x1 = std::min(layout_.x_of(it->end_seconds), plot_.right() + 1);
+      if (x1 - x0 < 1) continue;  // the boxes around it cover it
+      const QRectF box(x0, top, x1 - x0, height);
+      p_.fillRect(box, idle_color());
+      p_.fillRect(box, idle_hatch());
+      const QString label = qt("idle " + format_percent((it->end_seconds - it->start_seconds) / model_.step_seconds()));
+      if (box.width() > p_.fontMetrics().horizontalAdvance(label) + 10) {
+        p_.setPen(label_color);
+        p_.drawText(box, Qt::AlignCenter, label);
+      }
+    }
+  }
+
+  void paint_lane(int rank, int lane, double top, double height) {
+    const std::vector<int>& tasks = model_.lane_tasks(rank, lane);
+    const double pps = layout_.pixels_per_second();
+    // Adjacent one-pixel columns of one colour are drawn as one rectangle.
+    QRectF run;
+    QColor run_color;
+    auto flush = [&] {
+      if (run.width() > 0) p_.fillRect(run, run_color);
+      run = {};
+    };
+    for (size_t i = model_.first_ending_after(rank, lane, t0_); i < tasks.size();) {
+      const Task& task = model_.program().tasks[tasks[i]];
+      const TaskTiming& t = model_.timing(task.id);
+      if (t.start > t1_) break;
+      const QColor color = box_color(box_kind(task), task.stage < 0 ? 0 : task.stage / model_.program().pipeline_size);
+      const double x = layout_.x_of(t.start), width = (t.end - t.start) * pps;
+      if (width >= 1) {
+        flush();
+        // A one-pixel gap keeps neighbours apart.
+        p_.fillRect(QRectF(x, top, width >= 3 ? width - 1 : width, height), color);
+        if (is_compute(task.kind) && task.microbatch >= 0)
+          paint_box_label(QRectF(x, top, width, height), color, task.microbatch);
+        ++i;
+        continue;
+      }
+      // Everything starting within this pixel column becomes one column,
+      // except the last one if it reaches beyond: it is drawn next.
+      const double column = std::floor(x), column_end = layout_.seconds_at(column + 1);
+      if (run.width() > 0 && run.right() == column && run_color == color) {
+        run.setRight(column + 1);
+      } else {
+        flush();
+        run = QRectF(column, top, 1, height);
+        run_color = color;
+      }
+      size_t next = model_.first_starting_from(rank, lane, i + 1, column_end);
+      if (next - 1 > i && model_.timing(tasks[next - 1]).end > column_end) --next;
+      i = next;
+    }
+    flush();
+  }
+
+  void paint_box_label(const QRectF& box, const QColor& color, int microbatch) {
+    const QString label = QString::number(microbatch);
+    if (box.width() < p_.fontMetrics().horizontalAdvance(label) + 4) return;
+    p_.setPen(color.lightness() > 150 ? QColor(30, 30, 30) : Qt::white);
+    p_.drawText(box, Qt::AlignCenter, label);
+  }
+
+  void outline(int task, const QColor& color) {
+    const std::optional<Rect> r = layout_.task_rect(task);
+    if (!r) return;
+    p_.setPen(QPen(color, 2));
+    p_.setBrush(Qt::NoBrush);
+    p_.drawRect(view_rect(*r).adjusted(-1, -1, 1, 1));
+  }
+
+  // A line from the end of `from` to the start of `to`, where both are shown.
+  void connect(int from, int to, const QColor& color) {
+    const std::optional<Rect> a = layout_.task_rect(from), b = layout_.task_rect(to);
+    if (!a || !b) return;
+    p_.setPen(QPen(color, 1.5));
+    p_.drawLine(QPointF(a->x + a->width, to_view(a->y + a->height / 2)), QPointF(b->x, to_view(b->y + b->height / 2)));
+  }
+
+  void paint_highlight(const TimelineHighlight& h) {
+    p_.setRenderHint(QPainter::Antialiasing, true);
+    const std::vector<int>& path = h.critical_path;
+    for (size_t i = 0; i < path.size(); ++i) {
+      if (i > 0) connect(path[i - 1], path[i], path_color);
+      outline(path[i], path_color);
+    }
+    for (int p : h.predecessors) {
+      connect(p, h.selected, predecessor_color);
+      outline(p, predecessor_color);
+    }
+    if (h.selected >= 0) outline(h.selected, Qt::black);
+    p_.setRenderHint(QPainter::Antialiasing, false);
+  }
+
+  QPainter& p_;
+  QSizeF size_;
+  const TimelineModel& model_;
+  const TimelineLayout& layout_;
+  double scroll_y_;
+  QRectF plot_;
+  double t0_, t1_;  // the time range in view
+};
+
+}  // namespace
+
+QColor box_color(BoxKind kind, int chunk) {
+  static const QColor colors[box_kind_count] = {
+      QColor(91, 143, 249),   // forward: blue
+      QColor(90, 216, 166),   // backward: green
+      QColor(38, 154, 110),   // weight grad: dark green
+      QColor(179, 140, 230),  // recompute: lavender
+      QColor(246, 189, 22),   // optimizer: yellow
+      QColor(232, 104, 74),   // TP: red
+      QColor(255, 157, 77),   // PP: orange
+      QColor(109, 200, 236),  // DP: cyan
+  };
+  const QColor& color = colors[static_cast<int>(kind)];
+  return chunk % 2 ? color.darker(125) : color;
+}
+
+QColor idle_color() { return QColor(243, 243, 243); }
+
+void paint_timeline(QPainter& painter, QSizeF size, const TimelineModel& model, const TimelineLayout& layout,
+                    double scroll_y, const TimelineHighlight& highlight, const QString& title) {
+  painter.save();
+  TimelinePainter(painter, size, model, layout, scroll_y).paint(highlight, title);
+  painter.restore();
+}
+
+void paint_legend(QPainter& painter, QPointF origin) {
+  painter.save();
+  const double swatch = 12, height = painter.fontMetrics().height();
+  double x = origin.x();
+  auto entry = [&](const QString& label, const QBrush& fill, const QBrush& overlay) {
+    const QRectF box(x, origin.y() + (height - swatch) / 2, swatch, swatch);
+    painter.fillRect(box, fill);
+    painter.fillRect(box, overlay);
+    painter.setPen(Qt::black);
+    painter.drawText(QPointF(x + swatch + 4, origin.y() + painter.fontMetrics().ascent()), label);
+    x += swatch + 4 + painter.fontMetrics().horizontalAdvance(label) + 14;
+  };
+  for (int k = 0; k < box_kind_count; ++k)
+    entry(to_label(static_cast<BoxKind>(k)), box_color(static_cast<BoxKind>(k)), Qt::NoBrush);
+  entry("idle", idle_color(), idle_hatch());
+  painter.restore();
+}
+
+}  // namespace simtrain::gui

@@ -1,0 +1,35 @@
+#pragma once
+// Draws a timeline with QPainter, onto the widget, a PNG image or an SVG.
+// Only the rows and the time range in view are drawn, and boxes narrower than
+// a pixel are merged into one-pixel columns (found by binary search), so a
+// 1,024-rank step draws about as fast as a small one.
+#include <vector>
+
+#include <QColor>
+#include <QPainter>
+#include <QString>
+
+#include "timeline_layout.hpp"
+
+namespace simtrain::gui {
+
+QColor box_color(BoxKind kind, int chunk = 0);  // odd model chunks (interleaving) a shade darker
+QColor idle_color();                             // the base of the bubble shading
+
+struct TimelineHighlight {
+  int selected = -1;
+  std::vector<int> predecessors;  // of the selected task
+  std::vector<int> critical_path;
+};
+
+constexpr double ruler_height = 26;
+
+// Paints a `size` area at the painter's origin: the ruler (with `title` above
+// the row labels) on top, row labels on the left, rows scrolled by `scroll_y`.
+void paint_timeline(QPainter& painter, QSizeF size, const TimelineModel& model, const TimelineLayout& layout,
+                    double scroll_y, const TimelineHighlight& highlight, const QString& title);
+
+// One swatch per kind of box and one for idle time, left to right from `origin`.
+void paint_legend(QPainter& painter, QPointF origin);
+
+}  // namespace simtrain::gui
