@@ -7,6 +7,7 @@
 #include "atomic_file.hpp"
 #include "embedded_files.hpp"
 #include "input_error.hpp"
+#include "profiler.hpp"
 #include "program_builder.hpp"
 #include "simulation.hpp"
 #include "trace.hpp"
@@ -64,6 +65,17 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   ScenarioArguments schedule_args;
   schedule_args.add_to(*schedule_command, false);
 
+  auto* profile_command = app.add_subcommand(
+      "profile", "time the scenario's kernels on this machine's GPU and write a kernel-profile database");
+  ScenarioArguments profile_args;
+  profile_args.add_to(*profile_command, false);
+  std::string profile_path;
+  ProfileOptions profile_options;
+  profile_command->add_option("--out", profile_path, "database to write, e.g. kernels/profiles/H100-SXM.json")
+      ->required();
+  profile_command->add_flag("--sweep", profile_options.sweep,
+                            "also time a standard grid of shapes, so that the database serves other scenarios");
+
   app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
 
   try {
@@ -100,6 +112,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       const Scenario scenario = schedule_args.load();
       const Program program = build_program(scenario, build_workload(scenario));
       out << to_json(program).dump() << "\n";
+    } else if (profile_command->parsed()) {
+      profile_options.command_line = command_line(argc, argv);
+      profile_options.progress = &err;
+      write_kernel_profile(profile_args.load(), profile_path, profile_options);
+      out << "wrote " << profile_path << "\n";
     } else {
       list_builtins(out);
     }

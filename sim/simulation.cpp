@@ -5,6 +5,7 @@
 
 #include "fabric.hpp"
 #include "input_error.hpp"
+#include "profiled_cost_model.hpp"
 #include "program_builder.hpp"
 
 namespace simtrain {
@@ -33,7 +34,8 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options) {
   Simulation sim;
   sim.workload = build_workload(scenario);
   sim.program = build_program(scenario, sim.workload);
-  const RooflineModel cost_model(scenario.cluster.gpu);
+  const std::unique_ptr<CostModel> selected_cost_model = make_cost_model(scenario);  // kernel profile, else roofline
+  const CostModel& cost_model = *selected_cost_model;
   const Fabric fabric(scenario.cluster.topology, sim.program.world_size);
   ReplayOptions cluster_options = options;
   const Heterogeneity& h = scenario.cluster.heterogeneity;

@@ -1,0 +1,58 @@
+#pragma once
+// Which kernel of this directory times a Workload op (sim/workload.hpp), and
+// with what sizes. Plain C++: the profiler plans with it on any machine.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario.hpp"
+#include "workload.hpp"
+
+namespace simtrain {
+
+enum class Kernel {
+  gemm,
+  attention_forward,
+  attention_backward,
+  layernorm_forward,
+  layernorm_backward,
+  rmsnorm_forward,
+  rmsnorm_backward,
+  gelu_forward,
+  gelu_backward,
+  swiglu_forward,
+  swiglu_backward,
+  cross_entropy_forward,
+  cross_entropy_backward,
+  adamw,
+  embedding_forward,
+  embedding_backward,
+  elementwise,  // ops without a kernel of their own (dropout, bias-add, softmax, ...): their bytes, streamed
+};
+std::string to_string(Kernel kernel);
+
+// What an op's shape does not say: the row widths and variants of the
+// scenario's model, as one tensor-parallel rank sees them.
+struct KernelContext {
+  int64_t hidden = 0;       // row width of the norms and of the embedding
+  int64_t vocab_shard = 0;  // row width of the cross-entropy, rows of the embedding table
+  bool rms_norm = false;
+  int embedding_tables = 1;  // 2 with a learned position table
+};
+KernelContext kernel_context(const Scenario& scenario);
+
+struct KernelCall {
+  Kernel kernel = Kernel::elementwise;
+  Dtype dtype = Dtype::bf16;  // of the kernel's inputs; fp8 only for GEMMs (other kernels of fp8 training run in bf16)
+  // gemm: {M, N, K}; attention: {batch, heads, seq, head_dim}; norms and
+  // cross-entropy: {rows, row width}; gelu, swiglu: {output elements};
+  // adamw: {parameters}; embedding: {tokens, hidden, table rows, tables};
+  // elementwise: {bytes read + written}.
+  std::vector<int64_t> sizes;
+
+  std::string description() const;  // "gemm 2048x4608x12288 bf16"
+};
+
+KernelCall kernel_call(const Op& op, Dtype dtype, const KernelContext& context);
+
+}  // namespace simtrain
