@@ -1,7 +1,7 @@
 #include "collective_plan.hpp"
 
 #include <algorithm>
-#include <unordered_map>
+#include <map>
 
 namespace simtrain {
 
@@ -76,12 +76,33 @@ CollectivePlan plan_collective(TaskKind kind, const std::vector<int>& ranks, dou
   return ring_plan(kind, ranks, bytes, count, fabric);
 }
 
-double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric) {
-  std::unordered_map<int, double> load;
+CollectivePlan parameter_server_plan(TaskKind kind, const std::vector<int>& workers, int servers, double bytes,
+                                     int count, const Fabric& fabric) {
+  CollectivePlan plan;
+  for (int worker : workers)
+    for (int s = 0; s < servers; ++s) {
+      const int server = fabric.num_gpus() + s;
+      if (kind == TaskKind::REDUCESCATTER)
+        plan.flows.push_back({worker, server, count * bytes / servers});
+      else
+        plan.flows.push_back({server, worker, count * bytes / servers});
+    }
+  plan.step_latency_seconds = max_hop_latency(plan.flows, fabric);
+  plan.latency_seconds = count * plan.step_latency_seconds;
+  return plan;
+}
+
+std::vector<std::pair<int, double>> link_loads(const CollectivePlan& plan, const Fabric& fabric) {
+  std::map<int, double> load;
   for (const Flow& f : plan.flows)
     for (int link : fabric.route(f.src, f.dst)) load[link] += f.bytes;
+  return {load.begin(), load.end()};
+}
+
+double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric) {
   double seconds = 0;
-  for (const auto& [link, bytes] : load) seconds = std::max(seconds, bytes / fabric.links()[link].bytes_per_second);
+  for (const auto& [link, bytes] : link_loads(plan, fabric))
+    seconds = std::max(seconds, bytes / fabric.links()[link].bytes_per_second);
   return seconds + plan.latency_seconds;
 }
 

@@ -32,6 +32,17 @@ struct CollectivePlan {
 CollectivePlan plan_collective(TaskKind kind, const std::vector<int>& ranks, double bytes, int count,
                                Algorithm algorithm, const Fabric& fabric);
 
+// A parameter-server group's push (REDUCESCATTER: every worker sends one
+// shard of its `bytes` to each server) or pull (ALLGATHER: each server sends
+// its shard back to every worker), `count` times; servers are fabric hosts
+// num_gpus() .. num_gpus() + servers - 1. One step: the latency of the
+// slowest route.
+CollectivePlan parameter_server_plan(TaskKind kind, const std::vector<int>& workers, int servers, double bytes,
+                                     int count, const Fabric& fabric);
+
+// Bytes the plan's flows put on each link they cross, by link index.
+std::vector<std::pair<int, double>> link_loads(const CollectivePlan& plan, const Fabric& fabric);
+
 // Time of a plan when its flows share links only with each other: the most
 // loaded link's bytes over its bandwidth, plus the latency.
 double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric);

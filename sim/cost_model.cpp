@@ -26,7 +26,7 @@ OpTime RooflineModel::op_time(const Op& op, Dtype dtype) const {
 }
 
 double work_seconds(const CostModel& model, const Work& work, Dtype dtype) {
-  double seconds = 0;
+  double seconds = work.fixed_seconds;
   for (const Op& op : work.ops) seconds += model.op_time(op, dtype).seconds;
   return seconds;
 }

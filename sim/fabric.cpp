@@ -1,6 +1,7 @@
 #include "fabric.hpp"
 
 #include <algorithm>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -17,7 +18,7 @@ int cables(double count) { return std::max(1, static_cast<int>(std::lround(count
 
 }  // namespace
 
-Fabric::Fabric(const Topology& topology, int num_gpus) : t_(topology), num_gpus_(num_gpus) {
+Fabric::Fabric(const Topology& topology, int num_gpus, int servers) : t_(topology), num_gpus_(num_gpus), servers_(servers) {
   if (t_.max_gpus() > 0 && num_gpus > t_.max_gpus())
     throw std::invalid_argument("topology " + t_.name + " holds " + std::to_string(t_.max_gpus()) + " GPUs, not " +
                                 std::to_string(num_gpus));
@@ -31,6 +32,11 @@ Fabric::Fabric(const Topology& topology, int num_gpus) : t_(topology), num_gpus_
     case TopologyKind::torus: build_torus(); break;
     case TopologyKind::dragonfly: build_dragonfly(nodes); break;
   }
+  if (servers > 0 && t_.kind != TopologyKind::fat_tree)
+    throw std::invalid_argument("parameter servers need a fat-tree topology, not " + t_.name);
+  server_base_ = static_cast<int>(links_.size());
+  for (int s = 0; s < servers; ++s)
+    add_pair("server" + std::to_string(s), t_.nic_bytes_per_second * t_.network_efficiency, t_.nic_latency_seconds);
 }
 
 int Fabric::add_link(std::string name, double bytes_per_second, double latency_seconds) {
@@ -136,6 +142,7 @@ int Fabric::global_link(int from_group, int to_group) const {
 
 std::vector<int> Fabric::route(int src, int dst) const {
   if (src == dst) return {};
+  if (src >= num_gpus_ || dst >= num_gpus_) return server_route(src, dst);
   if (node_of(src) == node_of(dst)) return {nvlink_base_ + 2 * src, nvlink_base_ + 2 * dst + 1};
   switch (t_.kind) {
     case TopologyKind::torus: return torus_route(src, dst);
@@ -195,6 +202,22 @@ std::vector<int> Fabric::dragonfly_route(int src, int dst) const {
   }
   hop_locally_to(router_of(dst));
   path.push_back(nic_base_ + 2 * nic_of(dst) + 1);
+  return path;
+}
+
+std::vector<int> Fabric::server_route(int src, int dst) const {
+  const bool to_server = dst >= num_gpus_;
+  const int gpu = to_server ? src : dst;
+  const int server_up = server_base_ + 2 * ((to_server ? dst : src) - num_gpus_);
+  const int way = to_server ? 0 : 1;  // _up links lead to the core, _down links away from it
+  std::vector<int> path = {nic_base_ + 2 * nic_of(gpu) + way, leaf_base_ + 2 * leaf_of(gpu) + way,
+                           pod_base_ + 2 * pod_of(gpu) + way};
+  if (to_server) {
+    path.push_back(server_up + 1);
+    return path;
+  }
+  std::reverse(path.begin(), path.end());
+  path.insert(path.begin(), server_up);
   return path;
 }
 

@@ -24,6 +24,10 @@
 //   local hop to the router holding the global link, the global hop, a local
 //   hop to the destination's router (each only where the routers differ).
 //   Only groups that hold GPUs are built.
+// - parameter servers (fat tree only): hosts num_gpus, num_gpus + 1, ...
+//   after the GPUs, hanging off the core with one NIC each: server{s}_up
+//   (server to core) / _down. A GPU reaches them over its NIC, leaf and pod
+//   uplinks.
 #include <string>
 #include <vector>
 
@@ -40,9 +44,10 @@ struct LinkSpec {
 class Fabric {
 public:
   // Throws std::invalid_argument when the topology cannot hold num_gpus.
-  Fabric(const Topology& topology, int num_gpus);
+  Fabric(const Topology& topology, int num_gpus, int servers = 0);
 
   int num_gpus() const { return num_gpus_; }
+  int num_hosts() const { return num_gpus_ + servers_; }  // GPUs, then parameter servers
   int node_of(int gpu) const { return gpu / t_.gpus_per_node; }
   const std::vector<LinkSpec>& links() const { return links_; }
   // Link indices from src to dst, in order (empty when src == dst).
@@ -68,6 +73,7 @@ private:
   std::vector<int> fat_tree_route(int src, int dst) const;
   std::vector<int> torus_route(int src, int dst) const;
   std::vector<int> dragonfly_route(int src, int dst) const;
+  std::vector<int> server_route(int src, int dst) const;
   int nic_of(int gpu) const;
   int leaf_of(int gpu) const;
   int pod_of(int gpu) const;
@@ -89,6 +95,7 @@ private:
   std::vector<int> torus_first_link_;  // per dimension, offset within a node's links
   // Dragonfly: local links router by router, then global links group by group.
   int local_base_ = 0, global_base_ = 0, groups_ = 0;
+  int servers_ = 0, server_base_ = 0;
 };
 
 }  // namespace simtrain

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "pipeline_schedule.hpp"
+
 namespace simtrain {
 
 namespace {
@@ -18,7 +20,7 @@ struct StageShare {
 };
 
 StageShare stage_share(const Workload& w, const Scenario& s, int stage, int stages) {
-  const double layers = static_cast<double>(s.model.num_layers) / stages;
+  const double layers = w.stage_layers[stage];
   StageShare share{layers * w.layer.parameters, layers * w.layer.activation_bytes,
                    layers * w.layer.weight_grad_activation_bytes};
   auto add = [&](const UnitWork& unit) {
@@ -35,28 +37,30 @@ StageShare stage_share(const Workload& w, const Scenario& s, int stage, int stag
   return share;
 }
 
-}  // namespace
-
-MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Program& program, int rank) {
-  const int stages = program.pipeline_size * program.virtual_stages;
+// Model states, sharded as ZeRO shards them.
+void add_model_states(MemoryBreakdown& m, const Scenario& s, double parameters) {
   const double d = static_cast<double>(s.parallel.data);
   const int zero = s.parallel.zero_stage;
-  MemoryBreakdown m;
-  double parameters = 0;
-  for (int chunk = 0; chunk < program.virtual_stages; ++chunk)
-    parameters += stage_share(w, s, chunk * program.pipeline_size + program.coords[rank].pp, stages).parameters;
   m.weights_bytes = parameters * weight_bytes / (zero >= 3 ? d : 1);
   m.gradients_bytes = parameters * gradient_bytes / (zero >= 2 ? d : 1);
   m.optimizer_bytes = parameters * optimizer_bytes / (zero >= 1 ? d : 1);
+}
 
-  // Activations: a forward stores them; the backward (input grads) frees all
-  // but what the weight-gradient pass needs; that pass frees the rest.
+// A forward, backward or weight-gradient pass of one micro-batch through one model stage.
+struct StagePass {
+  TaskKind kind;
+  int stage;
+  int microbatch;
+};
+
+// Activations: a forward stores them; the backward (input grads) frees all
+// but what the weight-gradient pass needs; that pass frees the rest.
+void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, int stages,
+                     const std::vector<StagePass>& passes) {
   std::map<std::pair<int, int>, double> held;  // (stage, micro-batch) -> bytes
   double current = 0;
   int in_flight = 0;
-  for (int id : program.rank_tasks[rank]) {
-    const Task& t = program.tasks[id];
-    if (t.kind != TaskKind::F && t.kind != TaskKind::B && t.kind != TaskKind::W) continue;
+  for (const StagePass& t : passes) {
     const StageShare share = stage_share(w, s, t.stage, stages);
     const auto key = std::make_pair(t.stage, t.microbatch);
     auto release_to = [&](double keep) {
@@ -77,7 +81,45 @@ MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Prog
       release_to(0);
     }
   }
+}
+
+}  // namespace
+
+MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Program& program, int rank) {
+  const int stages = program.pipeline_size * program.virtual_stages;
+  MemoryBreakdown m;
+  double parameters = 0;
+  for (int chunk = 0; chunk < program.virtual_stages; ++chunk)
+    parameters += stage_share(w, s, chunk * program.pipeline_size + program.coords[rank].pp, stages).parameters;
+  add_model_states(m, s, parameters);
+  std::vector<StagePass> passes;
+  for (int id : program.rank_tasks[rank]) {
+    const Task& t = program.tasks[id];
+    if (t.kind == TaskKind::F || t.kind == TaskKind::B || t.kind == TaskKind::W)
+      passes.push_back({t.kind, t.stage, t.microbatch});
+  }
+  add_activations(m, s, w, stages, passes);
   return m;
+}
+
+std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& s, const Workload& w) {
+  const int p = static_cast<int>(s.parallel.pipeline), v = static_cast<int>(s.virtual_stages());
+  const auto schedule = pipeline_schedule(s.parallel.schedule, p, static_cast<int>(s.micro_batches()), v);
+  std::vector<MemoryBreakdown> memory(p);
+  for (int pp = 0; pp < p; ++pp) {
+    double parameters = 0;
+    for (int chunk = 0; chunk < v; ++chunk) parameters += stage_share(w, s, chunk * p + pp, p * v).parameters;
+    add_model_states(memory[pp], s, parameters);
+    std::vector<StagePass> passes;
+    for (const PipelineAction& a : schedule[pp]) {
+      const TaskKind kind = a.type == PipelineAction::Type::F   ? TaskKind::F
+                            : a.type == PipelineAction::Type::B ? TaskKind::B
+                                                                : TaskKind::W;
+      passes.push_back({kind, a.chunk * p + pp, a.microbatch});
+    }
+    add_activations(memory[pp], s, w, p * v, passes);
+  }
+  return memory;
 }
 
 }  // namespace simtrain

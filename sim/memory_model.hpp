@@ -19,4 +19,8 @@ struct MemoryBreakdown {
 
 MemoryBreakdown memory_for_rank(const Scenario& scenario, const Workload& workload, const Program& program, int rank);
 
+// The same for a GPU of each pipeline rank, from the pipeline schedule alone
+// (the Program's passes follow it), without building the Program.
+std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& scenario, const Workload& workload);
+
 }  // namespace simtrain

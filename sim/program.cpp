@@ -6,14 +6,14 @@
 namespace simtrain {
 
 std::string to_string(TaskKind kind) {
-  static const char* names[] = {"F",    "B",    "W",         "R",            "OPT",
-                                "SEND", "RECV", "ALLREDUCE", "REDUCESCATTER", "ALLGATHER"};
+  static const char* names[] = {"F",    "B",    "W",         "R",             "OPT",       "SEND",
+                                "RECV", "ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "COMPRESS", "DECOMPRESS"};
   return names[static_cast<int>(kind)];
 }
 
 bool is_compute(TaskKind kind) {
   return kind == TaskKind::F || kind == TaskKind::B || kind == TaskKind::W || kind == TaskKind::R ||
-         kind == TaskKind::OPT;
+         kind == TaskKind::OPT || kind == TaskKind::COMPRESS || kind == TaskKind::DECOMPRESS;
 }
 
 bool is_collective(TaskKind kind) {
@@ -69,10 +69,14 @@ nlohmann::json to_json(const Program& program) {
       ops.push_back({{"name", op.name}, {"class", to_string(op.op_class)}, {"shape", op.shape}, {"flops", op.flops},
                      {"bytes", op.bytes}});
     works.push_back({{"name", work.name}, {"flops", work.flops()}, {"bytes", work.bytes()}, {"ops", ops}});
+    if (work.fixed_seconds > 0) works.back()["fixed_seconds"] = work.fixed_seconds;
   }
   nlohmann::json groups = nlohmann::json::array();
-  for (const Group& group : program.groups)
+  for (const Group& group : program.groups) {
     groups.push_back({{"id", group.id}, {"name", group.name}, {"dim", to_string(group.dim)}, {"ranks", group.ranks}});
+    if (!group.allreduce_algorithm.empty()) groups.back()["allreduce_algorithm"] = group.allreduce_algorithm;
+    if (group.servers > 0) groups.back()["servers"] = group.servers;
+  }
   nlohmann::json ranks = nlohmann::json::array();
   for (int rank = 0; rank < program.world_size; ++rank) {
     nlohmann::json tasks = nlohmann::json::array();
@@ -95,6 +99,7 @@ nlohmann::json to_json(const Program& program) {
           {"pipeline_size", program.pipeline_size},
           {"virtual_stages", program.virtual_stages},
           {"micro_batches", program.micro_batches},
+          {"servers", program.servers},
           {"groups", groups},
           {"works", works},
           {"ranks", ranks}};

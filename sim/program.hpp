@@ -12,7 +12,7 @@
 
 namespace simtrain {
 
-enum class TaskKind { F, B, W, R, OPT, SEND, RECV, ALLREDUCE, REDUCESCATTER, ALLGATHER };
+enum class TaskKind { F, B, W, R, OPT, SEND, RECV, ALLREDUCE, REDUCESCATTER, ALLGATHER, COMPRESS, DECOMPRESS };
 std::string to_string(TaskKind kind);
 bool is_compute(TaskKind kind);
 bool is_collective(TaskKind kind);
@@ -33,6 +33,7 @@ std::string to_string(Stream stream);
 struct Work {
   std::string name;  // e.g. "stage3 forward"
   std::vector<Op> ops;
+  double fixed_seconds = 0;  // beyond its ops: gradient compression, at the scenario's stated cost
   double flops() const;
   double bytes() const;
 };
@@ -42,6 +43,11 @@ struct Group {
   CommDim dim = CommDim::none;
   std::string name;        // "tp5", "dp12", "emb0"
   std::vector<int> ranks;  // in ring order
+  std::string allreduce_algorithm;  // "ring" or "tree"; empty: the executor chooses
+  // Parameter servers (hosts after the GPUs) the group synchronises through:
+  // a reduce-scatter pushes each rank's gradients to them, in one shard per
+  // server; an all-gather pulls the summed shards back.
+  int servers = 0;
 };
 
 struct Task {
@@ -75,6 +81,7 @@ struct Program {
   int pipeline_size = 1;
   int virtual_stages = 1;
   int micro_batches = 1;
+  int servers = 0;                           // parameter-server hosts beside the GPUs
   std::vector<RankCoord> coords;             // indexed by rank
   std::vector<Work> works;
   std::vector<Group> groups;

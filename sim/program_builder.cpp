@@ -1,5 +1,6 @@
 #include "program_builder.hpp"
 
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 
@@ -24,8 +25,9 @@ public:
       : s_(scenario), w_(workload), t_(static_cast<int>(scenario.parallel.tensor)),
         p_(static_cast<int>(scenario.parallel.pipeline)), d_(static_cast<int>(scenario.parallel.data)),
         v_(static_cast<int>(scenario.virtual_stages())), m_(static_cast<int>(scenario.micro_batches())),
-        stages_(p_ * v_), layers_per_stage_(static_cast<int>(scenario.model.num_layers) / stages_),
-        zero_(scenario.parallel.zero_stage) {}
+        stages_(p_ * v_), zero_(scenario.parallel.zero_stage) {
+    for (int layers : workload.stage_layers) first_layer_.push_back(first_layer_.back() + layers);
+  }
 
   Program build() {
     prog_.world_size = t_ * p_ * d_;
@@ -33,6 +35,7 @@ public:
     prog_.pipeline_size = p_;
     prog_.virtual_stages = v_;
     prog_.micro_batches = m_;
+    if (s_.parallel.dp_sync == DpSync::parameter_server && d_ > 1) prog_.servers = static_cast<int>(s_.parallel.parameter_servers);
     prog_.rank_tasks.resize(prog_.world_size);
     prog_.coords.resize(prog_.world_size);
     for (int pp = 0; pp < p_; ++pp)
@@ -52,14 +55,21 @@ private:
     return rank_of(c.tp, c.dp, stage % p_);
   }
 
+  int add_group(CommDim dim, const std::string& name, std::vector<int> ranks) {
+    const int id = static_cast<int>(prog_.groups.size());
+    Group& group = prog_.groups.emplace_back();
+    group.id = id;
+    group.dim = dim;
+    group.name = name + std::to_string(id);
+    group.ranks = std::move(ranks);
+    return id;
+  }
+
   void make_groups() {
-    auto add_group = [&](CommDim dim, const std::string& name, std::vector<int> ranks) {
-      const int id = static_cast<int>(prog_.groups.size());
-      prog_.groups.push_back({id, dim, name + std::to_string(id), std::move(ranks)});
-      return id;
-    };
     tp_group_.assign(prog_.world_size, -1);
     dp_group_.assign(prog_.world_size, -1);
+    dp_intra_group_.assign(prog_.world_size, -1);
+    dp_inter_group_.assign(prog_.world_size, -1);
     emb_group_.assign(prog_.world_size, -1);
     if (t_ > 1)
       for (int pp = 0; pp < p_; ++pp)
@@ -74,8 +84,16 @@ private:
         for (int tp = 0; tp < t_; ++tp) {
           std::vector<int> ranks;
           for (int dp = 0; dp < d_; ++dp) ranks.push_back(rank_of(tp, dp, pp));
-          const int id = add_group(CommDim::dp, "dp", ranks);
+          if (s_.parallel.dp_sync == DpSync::hierarchical) {
+            make_hierarchical_groups(ranks);
+            continue;
+          }
+          const bool servers = prog_.servers > 0;
+          const int id = add_group(CommDim::dp, servers ? "ps" : "dp", ranks);
           for (int r : ranks) dp_group_[r] = id;
+          prog_.groups[id].servers = prog_.servers;
+          if (s_.parallel.dp_sync == DpSync::ring || s_.parallel.dp_sync == DpSync::tree)
+            prog_.groups[id].allreduce_algorithm = to_string(s_.parallel.dp_sync);
         }
     // Tied input and output embeddings live on the first and last stage;
     // Megatron all-reduces their gradients between the two.
@@ -88,6 +106,30 @@ private:
         }
   }
 
+  // A data-parallel group split at node boundaries: the members on each node
+  // (reduce-scatter, then all-gather), and the i-th member of every node (the
+  // all-reduce in between). The scenario checks that nodes hold equal shares.
+  void make_hierarchical_groups(const std::vector<int>& ranks) {
+    const int gpus_per_node = s_.cluster.topology.gpus_per_node;
+    std::vector<std::vector<int>> nodes;
+    for (int r : ranks) {
+      if (nodes.empty() || nodes.back().front() / gpus_per_node != r / gpus_per_node) nodes.emplace_back();
+      nodes.back().push_back(r);
+    }
+    for (const std::vector<int>& members : nodes) {
+      if (members.size() < 2) continue;
+      const int id = add_group(CommDim::dp, "dpnode", members);
+      for (int r : members) dp_intra_group_[r] = id;
+    }
+    if (nodes.size() < 2) return;
+    for (size_t i = 0; i < nodes.front().size(); ++i) {
+      std::vector<int> across;
+      for (const std::vector<int>& members : nodes) across.push_back(members[i]);
+      const int id = add_group(CommDim::dp, "dpacross", across);
+      for (int r : across) dp_inter_group_[r] = id;
+    }
+  }
+
   int add(Task task) {
     task.id = static_cast<int>(prog_.tasks.size());
     prog_.rank_tasks[task.rank].push_back(task.id);
@@ -98,7 +140,7 @@ private:
   std::vector<Unit> units_of_stage(int stage) const {
     std::vector<Unit> units;
     if (stage == 0) units.push_back({&w_.embedding, -1});
-    for (int l = stage * layers_per_stage_; l < (stage + 1) * layers_per_stage_; ++l) units.push_back({&w_.layer, l});
+    for (int l = first_layer_[stage]; l < first_layer_[stage + 1]; ++l) units.push_back({&w_.layer, l});
     if (stage == stages_ - 1) units.push_back({&w_.head, -1});
     return units;
   }
@@ -175,7 +217,10 @@ private:
     c.group = group;
     c.bytes = bytes;
     c.deps = std::move(deps);
-    c.name = to_lower(to_string(kind)) + " " + prog_.groups[group].name + " " + format_bytes(bytes);
+    const Group& g = prog_.groups[group];
+    const std::string verb = g.servers == 0 ? to_lower(to_string(kind)) : kind == TaskKind::REDUCESCATTER ? "push" : "pull";
+    c.name = verb + " " + g.name + " " + format_bytes(bytes) +
+             (kind == TaskKind::ALLREDUCE && !g.allreduce_algorithm.empty() ? " " + g.allreduce_algorithm : "");
     return add(std::move(c));
   }
 
@@ -242,10 +287,62 @@ private:
 
   void emit_grad_sync(int rank, int stage, const std::vector<Unit>& bucket, int after, std::vector<int>& grad_syncs) {
     bucket_params_.push_back(parameters(bucket));
-    if (dp_group_[rank] < 0) return;
-    const TaskKind reduce = zero_ == 0 ? TaskKind::ALLREDUCE : TaskKind::REDUCESCATTER;
-    grad_syncs.push_back(emit_collective(rank, Stream::dp, reduce, dp_group_[rank],
-                                         parameters(bucket) * w_.grad_bytes_per_parameter, {after}, stage));
+    if (d_ > 1) grad_syncs.push_back(emit_gradient_reduction(rank, stage, parameters(bucket) * w_.grad_bytes_per_parameter, after));
+  }
+
+  // Reduces `bytes` of gradients across data-parallel ranks as dp_sync says,
+  // compressed first when asked; returns the last communication task.
+  // Decompression waits for the end of the compute stream (emit_decompression).
+  int emit_gradient_reduction(int rank, int stage, double bytes, int after) {
+    const double ratio = s_.parallel.dp_compression_ratio;
+    if (ratio > 1) after = emit_codec(rank, TaskKind::COMPRESS, stage, bytes, ratio, after);
+    const double wire_bytes = bytes / ratio;
+    int last = after;
+    if (s_.parallel.dp_sync == DpSync::hierarchical) {
+      const int intra = dp_intra_group_[rank], inter = dp_inter_group_[rank];
+      const double shards = intra >= 0 ? static_cast<double>(prog_.groups[intra].ranks.size()) : 1;
+      if (intra >= 0) last = emit_collective(rank, Stream::dp, TaskKind::REDUCESCATTER, intra, wire_bytes, {last}, stage);
+      if (inter >= 0) last = emit_collective(rank, Stream::dp, TaskKind::ALLREDUCE, inter, wire_bytes / shards, {last}, stage);
+      if (intra >= 0) last = emit_collective(rank, Stream::dp, TaskKind::ALLGATHER, intra, wire_bytes, {last}, stage);
+    } else if (prog_.servers > 0) {
+      last = emit_collective(rank, Stream::dp, TaskKind::REDUCESCATTER, dp_group_[rank], wire_bytes, {last}, stage);
+      last = emit_collective(rank, Stream::dp, TaskKind::ALLGATHER, dp_group_[rank], wire_bytes, {last}, stage);
+    } else {
+      const TaskKind reduce = zero_ == 0 ? TaskKind::ALLREDUCE : TaskKind::REDUCESCATTER;
+      last = emit_collective(rank, Stream::dp, reduce, dp_group_[rank], wire_bytes, {last}, stage);
+    }
+    if (ratio > 1) pending_decompression_.push_back({stage, bytes, last});
+    return last;
+  }
+
+  // Gradient compression or decompression on the compute stream, at the
+  // scenario's cost per byte of uncompressed gradient.
+  int emit_codec(int rank, TaskKind kind, int stage, double bytes, double ratio, int after) {
+    const std::string name = to_lower(to_string(kind)) + " " + format_bytes(bytes) + " /" + format(ratio);
+    auto [it, inserted] = work_index_.try_emplace(name, static_cast<int>(prog_.works.size()));
+    if (inserted) prog_.works.push_back({name, {}, bytes * s_.parallel.dp_compression_seconds_per_byte});
+    Task t;
+    t.rank = rank;
+    t.kind = kind;
+    t.stage = stage;
+    t.work = it->second;
+    t.deps = {after};
+    t.name = name;
+    return add(std::move(t));
+  }
+
+  static std::string format(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+  }
+
+  // Each compressed reduction's decompression, once the backward is done; the
+  // optimizer waits for them.
+  void emit_decompression(int rank, std::vector<int>& grad_syncs) {
+    for (const auto& [stage, bytes, reduced] : pending_decompression_)
+      grad_syncs.push_back(emit_codec(rank, TaskKind::DECOMPRESS, stage, bytes, s_.parallel.dp_compression_ratio, reduced));
+    pending_decompression_.clear();
   }
 
   // The last backward of a chunk, split where the gradient buckets close, each
@@ -310,8 +407,7 @@ private:
             last = emit_compute(rank, TaskKind::B, stage, a.microbatch, reversed(units), backward_passes, deps, true);
           if (stage > 0) emit_send(rank, stage - 1, stage, a.microbatch, true, last);
           if (zero_ == 3 && d_ > 1)
-            grad_syncs.push_back(emit_collective(rank, Stream::dp, TaskKind::REDUCESCATTER, dp_group_[rank],
-                                                 parameters(units) * w_.grad_bytes_per_parameter, {last}, stage));
+            grad_syncs.push_back(emit_gradient_reduction(rank, stage, parameters(units) * w_.grad_bytes_per_parameter, last));
           break;
         case PipelineAction::Type::W:
           if (last_grads)
@@ -332,6 +428,7 @@ private:
     if (emb_group_[rank] >= 0)
       grad_syncs.push_back(emit_collective(rank, Stream::dp, TaskKind::ALLREDUCE, emb_group_[rank],
                                            w_.embedding.parameters * w_.grad_bytes_per_parameter, {last}));
+    emit_decompression(rank, grad_syncs);
     emit_optimizer(rank, grad_syncs);
   }
 
@@ -357,9 +454,16 @@ private:
 
   const Scenario& s_;
   const Workload& w_;
-  const int t_, p_, d_, v_, m_, stages_, layers_per_stage_, zero_;
+  const int t_, p_, d_, v_, m_, stages_, zero_;
+  std::vector<int> first_layer_ = {0};  // of each model stage, and the layer count at the end
   Program prog_;
-  std::vector<int> tp_group_, dp_group_, emb_group_;
+  std::vector<int> tp_group_, dp_group_, dp_intra_group_, dp_inter_group_, emb_group_;
+  struct Decompression {
+    int stage;
+    double bytes;
+    int reduced;  // the reduction it follows
+  };
+  std::vector<Decompression> pending_decompression_;
   std::unordered_map<std::string, int> work_index_;
   std::unordered_map<uint64_t, int> sends_;
   std::unordered_map<uint64_t, int> pending_recvs_;

@@ -27,9 +27,34 @@ std::string format(const char* pattern, double value) {
 
 // 1234567 -> "1,234,567"
 std::string with_commas(double value) {
-  std::string digits = format("%.0f", value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0 && digits[i - 1] != '-'; i -= 3) digits.insert(i, ",");
-  return digits;
+  const std::string digits = format("%.0f", value);
+  const size_t sign = digits[0] == '-' ? 1 : 0;
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Splits every rank's time, and the communication/compute ratios over them.
+void add_comm_ratios(StepReport& r, const Program& program, const Timeline& timeline) {
+  const double n = program.world_size;
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    const TimeSplit t = split_rank_time(program, timeline, rank, r.step_seconds);
+    r.ranks.push_back(t);
+    if (t.compute_seconds <= 0) continue;
+    const double c = t.compute_seconds;
+    r.comm_over_compute.tp += t.tp_seconds / c / n;
+    r.comm_over_compute.pp += t.pp_seconds / c / n;
+    r.comm_over_compute.dp += t.dp_seconds / c / n;
+    r.exposed_over_compute.tp += t.exposed_tp_seconds / c / n;
+    r.exposed_over_compute.pp += t.exposed_pp_seconds / c / n;
+    r.exposed_over_compute.dp += t.exposed_dp_seconds / c / n;
+    const double exposed = t.exposed_seconds() / c;
+    if (exposed > exposed_comm_warning_fraction) ++r.ranks_over_warning;
+    if (exposed > r.most_exposed_over_compute) r.most_exposed_over_compute = exposed, r.most_exposed_rank = rank;
+  }
 }
 
 }  // namespace
@@ -51,16 +76,19 @@ TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int 
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.time < b.time; });
   int active[4] = {0, 0, 0, 0};
   double seconds[5] = {0, 0, 0, 0, 0};  // compute, tp, pp, dp, idle
+  double busy[4] = {0, 0, 0, 0};
   double now = 0;
   for (const Edge& e : edges) {
     int level = 0;
     while (level < 4 && active[level] == 0) ++level;
     seconds[level] += e.time - now;
+    for (int l = 1; l < 4; ++l)
+      if (active[l] > 0) busy[l] += e.time - now;
     now = e.time;
     active[e.level] += e.delta;
   }
   seconds[4] += step_seconds - now;
-  return {seconds[0], seconds[1], seconds[2], seconds[3], seconds[4]};
+  return {seconds[0], seconds[1], seconds[2], seconds[3], seconds[4], busy[1], busy[2], busy[3]};
 }
 
 StepReport timing_report(const Program& program, const Timeline& timeline) {
@@ -83,6 +111,8 @@ StepReport timing_report(const Program& program, const Timeline& timeline) {
   r.bubble_fraction = r.mean_split.idle_seconds / r.step_seconds;
   r.bubble_over_compute = r.mean_split.idle_seconds / r.mean_split.compute_seconds;
   r.tasks = static_cast<long long>(program.tasks.size());
+  add_comm_ratios(r, program, timeline);
+  r.busiest_links = timeline.busiest_links;
   return r;
 }
 
@@ -128,7 +158,34 @@ nlohmann::json to_json(const TimeSplit& t) {
           {"exposed_tp_s", t.exposed_tp_seconds},
           {"exposed_pp_s", t.exposed_pp_seconds},
           {"exposed_dp_s", t.exposed_dp_seconds},
-          {"idle_s", t.idle_seconds}};
+          {"idle_s", t.idle_seconds},
+          {"tp_s", t.tp_seconds},
+          {"pp_s", t.pp_seconds},
+          {"dp_s", t.dp_seconds}};
+}
+
+nlohmann::json to_json(const CommRatios& c) { return {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}}; }
+
+nlohmann::json communication_json(const StepReport& r) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const TimeSplit& t : r.ranks) ranks.push_back(to_json(t));
+  nlohmann::json links = nlohmann::json::array();
+  for (const LinkLoad& l : r.busiest_links)
+    links.push_back({{"link", l.link},
+                     {"bytes", l.bytes},
+                     {"bandwidth_Bps", l.bytes_per_second},
+                     {"utilisation", l.bytes / (l.bytes_per_second * r.step_seconds)}});
+  return {{"comm_over_compute", to_json(r.comm_over_compute)},
+          {"exposed_over_compute", to_json(r.exposed_over_compute)},
+          {"most_exposed_rank", r.most_exposed_rank},
+          {"most_exposed_over_compute", r.most_exposed_over_compute},
+          {"ranks_over_warning", r.ranks_over_warning},
+          {"warning_fraction", exposed_comm_warning_fraction},
+          {"definition", "per rank: communication time of a dimension (its tasks' union, hidden or not) or its "
+                         "exposed time, over compute time; means over ranks"},
+          {"ranks", ranks},
+          {"busiest_links", links},
+          {"busiest_links_definition", "bytes carried / (bandwidth x step time)"}};
 }
 
 nlohmann::json to_json(const MemoryBreakdown& m) {
@@ -163,6 +220,7 @@ nlohmann::json to_json(const StepReport& r) {
             {"definition", "idle time of a stage's GPU (no compute, no communication) / step time, mean over "
                            "pipeline stages; over_compute = idle / compute (Megatron-LM's definition)"}}},
           {"mean_time_split", to_json(r.mean_split)},
+          {"communication", communication_json(r)},
           {"stages", stages},
           {"memory",
            {{"gpu_bytes", r.gpu_memory_bytes}, {"peak_bytes", r.peak_memory_bytes}, {"out_of_memory", r.out_of_memory}}},
@@ -193,6 +251,24 @@ std::string to_text(const StepReport& r) {
                                      r.bubble_over_compute * 100));
   line("exposed comm", "TP " + ms(r.mean_split.exposed_tp_seconds) + ", PP " + ms(r.mean_split.exposed_pp_seconds) +
                            ", DP " + ms(r.mean_split.exposed_dp_seconds) + "  (not hidden by compute, mean over stages)");
+  auto percents = [](const CommRatios& c) {
+    return format("TP %.1f %%", c.tp * 100) + format(", PP %.1f %%", c.pp * 100) + format(", DP %.1f %%", c.dp * 100);
+  };
+  const std::string most = "rank " + std::to_string(r.most_exposed_rank) + format(", %.1f %%", r.most_exposed_over_compute * 100);
+  line("comm / compute", percents(r.comm_over_compute) + "  (all communication time / compute, mean over ranks)");
+  line("exposed / compute", percents(r.exposed_over_compute) + "  (most: " + most + ")");
+  if (r.ranks_over_warning > 0)
+    line("WARNING", format("exposed communication exceeds %.0f %% of compute", exposed_comm_warning_fraction * 100) +
+                        " on " + std::to_string(r.ranks_over_warning) + " of " + std::to_string(r.ranks.size()) +
+                        " ranks (most: " + most + ")");
+  if (!r.busiest_links.empty()) {
+    std::string links;
+    for (size_t i = 0; i < r.busiest_links.size() && i < 4; ++i) {
+      const LinkLoad& l = r.busiest_links[i];
+      links += (i ? ", " : "") + l.link + format(" %.1f %%", 100 * l.bytes / (l.bytes_per_second * r.step_seconds));
+    }
+    line("busiest links", links + "  (bytes carried / (bandwidth x step time))");
+  }
   const StageFigures* worst = &r.stages.front();
   for (const StageFigures& st : r.stages)
     if (st.memory.total_bytes() > worst->memory.total_bytes()) worst = &st;

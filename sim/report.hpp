@@ -18,13 +18,27 @@ namespace simtrain {
 
 // Where one rank's step time went. Every instant is counted once: compute,
 // else exposed communication (TP before PP before DP when several overlap),
-// else idle (the pipeline bubble). The four add up to the step time.
+// else idle (the pipeline bubble). The five add up to the step time.
 struct TimeSplit {
   double compute_seconds = 0;
   double exposed_tp_seconds = 0;
   double exposed_pp_seconds = 0;
   double exposed_dp_seconds = 0;
   double idle_seconds = 0;
+  // Communication of each dimension, hidden by compute or not (its tasks' union).
+  double tp_seconds = 0;
+  double pp_seconds = 0;
+  double dp_seconds = 0;
+
+  double exposed_seconds() const { return exposed_tp_seconds + exposed_pp_seconds + exposed_dp_seconds; }
+};
+
+// A warning is printed where exposed communication exceeds this fraction of compute.
+constexpr double exposed_comm_warning_fraction = 0.30;
+
+// Communication over compute time, per parallel dimension.
+struct CommRatios {
+  double tp = 0, pp = 0, dp = 0;
 };
 
 TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int rank, double step_seconds);
@@ -50,6 +64,13 @@ struct StepReport {
   double bubble_over_compute = 0;         // Megatron's definition: idle / compute
   TimeSplit mean_split;                   // mean over stages
   std::vector<StageFigures> stages;
+  std::vector<TimeSplit> ranks;           // every rank's split, by rank
+  CommRatios comm_over_compute;           // mean over ranks
+  CommRatios exposed_over_compute;        // mean over ranks
+  int most_exposed_rank = 0;              // the highest exposed communication / compute
+  double most_exposed_over_compute = 0;
+  int ranks_over_warning = 0;             // ranks above exposed_comm_warning_fraction
+  std::vector<LinkLoad> busiest_links;    // from the timeline
   double gpu_memory_bytes = 0;
   double peak_memory_bytes = 0;
   bool out_of_memory = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <numeric>
 
 #include "embedded_files.hpp"
 #include "input_error.hpp"
@@ -39,6 +40,17 @@ std::string to_string(ScheduleKind schedule) {
   return "?";
 }
 
+std::string to_string(DpSync sync) {
+  switch (sync) {
+    case DpSync::auto_: return "auto";
+    case DpSync::ring: return "ring";
+    case DpSync::tree: return "tree";
+    case DpSync::hierarchical: return "hierarchical";
+    case DpSync::parameter_server: return "parameter_server";
+  }
+  return "?";
+}
+
 int64_t Scenario::virtual_stages() const {
   if (parallel.layers_per_virtual_stage == 0) return 1;
   return model.num_layers / (parallel.pipeline * parallel.layers_per_virtual_stage);
@@ -61,7 +73,8 @@ const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_si
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage", "schedule", "ddp_bucket_size",
-    "overlap_p2p_communication", "overlap_grad_reduce"};
+    "overlap_p2p_communication", "overlap_grad_reduce", "dp_sync", "parameter_servers", "dp_compression_ratio",
+    "dp_compression_seconds_per_GB", "pipeline_layers"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors"};
 const std::vector<std::string> top_level_keys = {"name", "description", "model", "training", "parallelism", "cluster"};
@@ -202,6 +215,27 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   p.dp_bucket_bytes = f.number("ddp_bucket_size", 1).value_or(0) * 4;  // elements of fp32 gradient
   p.overlap_p2p_communication = f.boolean("overlap_p2p_communication").value_or(false);
   p.overlap_grad_reduce = f.boolean("overlap_grad_reduce").value_or(false);
+  const std::vector<std::string> syncs = {"auto", "ring", "tree", "hierarchical", "parameter_server"};
+  const std::string sync = f.choice("dp_sync", syncs).value_or("auto");
+  p.dp_sync = static_cast<DpSync>(std::find(syncs.begin(), syncs.end(), sync) - syncs.begin());
+  if (f.has("parameter_servers") && p.dp_sync != DpSync::parameter_server)
+    f.fail("parameter_servers", "is only used by dp_sync parameter_server, not " + sync);
+  p.parameter_servers = f.integer("parameter_servers").value_or(1);
+  p.dp_compression_ratio = f.number("dp_compression_ratio", 1).value_or(1);
+  p.dp_compression_seconds_per_byte = f.number("dp_compression_seconds_per_GB").value_or(1e-3) / 1e9;
+  if (f.has("pipeline_layers")) {
+    const nlohmann::json& layers = f.raw("pipeline_layers");
+    if (layers == "auto") {
+      p.balance_pipeline_layers = true;
+    } else {
+      if (!layers.is_array() || layers.empty()) f.fail("pipeline_layers", "expected \"auto\" or a list of layer counts, one per stage");
+      for (const nlohmann::json& count : layers) {
+        if (!count.is_number_integer() || count.get<int64_t>() < 1)
+          f.fail("pipeline_layers", "layer counts must be integers >= 1, got " + count.dump());
+        p.pipeline_layers.push_back(count.get<int64_t>());
+      }
+    }
+  }
   f.reject_unknown();
   return p;
 }
@@ -222,9 +256,23 @@ void check_consistency(Scenario& s, const std::string& file) {
   if (m.intermediate_size % p.tensor != 0)
     fail("parallelism.tensor_model_parallel_size",
          "must divide intermediate_size (" + str(m.intermediate_size) + "), got " + str(p.tensor));
-  if (m.num_layers % p.pipeline != 0)
+  const bool uneven_stages = p.balance_pipeline_layers || !p.pipeline_layers.empty();
+  if (!p.pipeline_layers.empty()) {
+    const auto stages = static_cast<int64_t>(p.pipeline_layers.size());
+    const int64_t layers = std::accumulate(p.pipeline_layers.begin(), p.pipeline_layers.end(), int64_t{0});
+    if (stages != p.pipeline)
+      fail("parallelism.pipeline_layers", "needs one layer count per pipeline stage (" + str(p.pipeline) + "), got " + str(stages));
+    if (layers != m.num_layers)
+      fail("parallelism.pipeline_layers", "must add up to num_hidden_layers (" + str(m.num_layers) + "), got " + str(layers));
+  } else if (p.balance_pipeline_layers && m.num_layers < p.pipeline) {
+    fail("parallelism.pipeline_model_parallel_size",
+         "must not exceed num_hidden_layers (" + str(m.num_layers) + "), got " + str(p.pipeline));
+  } else if (!uneven_stages && m.num_layers % p.pipeline != 0) {
     fail("parallelism.pipeline_model_parallel_size",
          "must divide num_hidden_layers (" + str(m.num_layers) + "), got " + str(p.pipeline));
+  }
+  if (uneven_stages && p.layers_per_virtual_stage)
+    fail("parallelism.pipeline_layers", "cannot be combined with interleaving (num_layers_per_virtual_pipeline_stage)");
   if (p.layers_per_virtual_stage) {
     if (p.pipeline < 2)
       fail("parallelism.num_layers_per_virtual_pipeline_stage", "interleaving needs pipeline_model_parallel_size >= 2");
@@ -241,6 +289,19 @@ void check_consistency(Scenario& s, const std::string& file) {
   if (p.data && p.data != data)
     fail("parallelism.data_parallel_size", "is " + str(p.data) + " but num_gpus / (tensor x pipeline) = " + str(data));
   p.data = data;
+  if (p.zero_stage > 0 && p.dp_sync != DpSync::auto_ && p.dp_sync != DpSync::ring)
+    fail("parallelism.dp_sync", to_string(p.dp_sync) + " synchronises with all-reduce, but zero_stage " + str(p.zero_stage) +
+                                     " reduce-scatters gradients (use ring or auto)");
+  const int64_t gpus_per_node = s.cluster.topology.gpus_per_node, dp_span = p.tensor * p.data;
+  const bool nodes_share_evenly = p.tensor % gpus_per_node == 0 || gpus_per_node % dp_span == 0 ||
+                                  (gpus_per_node % p.tensor == 0 && dp_span % gpus_per_node == 0);
+  if (p.dp_sync == DpSync::hierarchical && !nodes_share_evenly)
+    fail("parallelism.dp_sync", "hierarchical needs every node to hold as many ranks of each data-parallel group as "
+                                 "the others (tensor x data parallel size " + str(dp_span) + " against " +
+                                 str(gpus_per_node) + " GPUs per node)");
+  if (p.dp_sync == DpSync::parameter_server && s.cluster.topology.kind != TopologyKind::fat_tree)
+    fail("parallelism.dp_sync", "parameter servers attach to the core of a fat tree; topology '" +
+                                     s.cluster.topology.name + "' is not one");
   if (p.dp_bucket_bytes == 0) p.dp_bucket_bytes = std::max<double>(40e6, 1e6 * data) * 4;  // Megatron's default
   const TrainingConfig& t = s.training;
   if (t.global_batch_size % (t.micro_batch_size * p.data) != 0)

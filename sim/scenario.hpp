@@ -17,11 +17,15 @@ namespace simtrain {
 enum class Dtype { bf16, fp16, fp8 };
 enum class Recompute { none, selective, full };
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
+// How data-parallel ranks synchronise gradients: auto lets the executor pick
+// ring or tree per all-reduce (as NCCL's tuner does).
+enum class DpSync { auto_, ring, tree, hierarchical, parameter_server };
 
 double dtype_bytes(Dtype dtype);
 std::string to_string(Dtype dtype);
 std::string to_string(Recompute recompute);
 std::string to_string(ScheduleKind schedule);
+std::string to_string(DpSync sync);
 
 struct ModelConfig {
   std::string name;
@@ -61,6 +65,12 @@ struct ParallelConfig {
   double dp_bucket_bytes = 0;  // gradient bucket for overlapping DP traffic with backward
   bool overlap_p2p_communication = false;  // pipeline transfers on their own stream (else they block compute)
   bool overlap_grad_reduce = false;  // reduce buckets during the backward (else after it), as Megatron's flag
+  DpSync dp_sync = DpSync::auto_;
+  int64_t parameter_servers = 1;     // server hosts holding parameter shards (dp_sync parameter_server)
+  double dp_compression_ratio = 1;   // gradient traffic is divided by this
+  double dp_compression_seconds_per_byte = 1e-12;  // compress, and again decompress, per byte of uncompressed gradient
+  std::vector<int64_t> pipeline_layers;  // layers per pipeline stage; empty: uniform
+  bool balance_pipeline_layers = false;  // pipeline_layers "auto": the partitioner balances stage times
 
   int64_t world_size() const { return tensor * pipeline * data; }
 };

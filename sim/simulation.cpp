@@ -36,7 +36,7 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options) {
   sim.program = build_program(scenario, sim.workload);
   const std::unique_ptr<CostModel> selected_cost_model = make_cost_model(scenario);  // kernel profile, else roofline
   const CostModel& cost_model = *selected_cost_model;
-  const Fabric fabric(scenario.cluster.topology, sim.program.world_size);
+  const Fabric fabric(scenario.cluster.topology, sim.program.world_size, sim.program.servers);
   ReplayOptions cluster_options = options;
   const Heterogeneity& h = scenario.cluster.heterogeneity;
   if (cluster_options.gpu_speed_factors.empty()) cluster_options.gpu_speed_factors = h.gpu_speed_factors;

@@ -12,6 +12,13 @@ struct TaskTiming {
   double end = -1;
 };
 
+// Bytes one link carried during the step.
+struct LinkLoad {
+  std::string link;             // its fabric name
+  double bytes = 0;
+  double bytes_per_second = 0;  // its bandwidth (with any degradation)
+};
+
 struct Timeline {
   std::vector<TaskTiming> tasks;  // indexed by task id; every rank's tasks (start -1: never ran)
   double step_seconds = 0;        // when the last task ended, or when the job stopped
@@ -20,6 +27,7 @@ struct Timeline {
   uint64_t flows = 0;             // network flows simulated
   uint64_t closed_form_collectives = 0;
   uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)
+  std::vector<LinkLoad> busiest_links;  // highest bytes / bandwidth first, at most 10
 };
 
 }  // namespace simtrain

@@ -48,6 +48,10 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
                     rank, static_cast<int>(t.stream), escaped(t.name).c_str(), to_string(t.kind).c_str(),
                     timing.start * 1e6, (timing.end - timing.start) * 1e6, t.id, t.stage, t.microbatch);
       std::string event = buffer;
+      if (t.layer_end > t.layer_begin) {
+        std::snprintf(buffer, sizeof buffer, R"j(,"layers":[%d,%d])j", t.layer_begin, t.layer_end);
+        event += buffer;
+      }
       if (t.dim != CommDim::none) {
         std::snprintf(buffer, sizeof buffer, R"j(,"dim":"%s","bytes":%.0f,"count":%d)j", to_string(t.dim).c_str(),
                       t.bytes, t.count);

@@ -20,7 +20,7 @@ std::optional<Enum> enum_named(const std::string& text, int count) {
     if (to_string(static_cast<Enum>(i)) == text) return static_cast<Enum>(i);
   return std::nullopt;
 }
-constexpr int task_kinds = static_cast<int>(TaskKind::ALLGATHER) + 1;
+constexpr int task_kinds = static_cast<int>(TaskKind::DECOMPRESS) + 1;
 constexpr int streams = static_cast<int>(Stream::dp_gather) + 1;
 constexpr int comm_dims = static_cast<int>(CommDim::dp) + 1;
 

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "input_error.hpp"
+#include "partition.hpp"
 
 namespace simtrain {
 
@@ -345,6 +346,7 @@ Workload build_workload(const Scenario& scenario) {
   workload.tokens_per_step = double(training.global_batch_size) * training.seq_length;
   // Megatron's scatter/gather optimisation: each TP rank sends its 1/t slice.
   workload.stage_boundary_bytes = rank.activation_tensor_bytes() / double(rank.tp);
+  workload.stage_layers = stage_layer_counts(scenario, workload);
   return workload;
 }
 

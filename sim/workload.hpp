@@ -65,6 +65,7 @@ struct Workload {
   double tokens_per_step = 0;
   double stage_boundary_bytes = 0;     // activation sent between pipeline stages per micro-batch, per TP rank
   double grad_bytes_per_parameter = 4; // gradients are reduced in fp32 (Megatron with bf16)
+  std::vector<int> stage_layers;       // layers of each model stage (sim/partition.hpp)
 };
 
 Workload build_workload(const Scenario& scenario);

@@ -12,6 +12,7 @@
 #include "test_support.hpp"
 
 using namespace simtrain;
+using simtrain::fixtures::one_gpu_per_node;
 
 namespace {
 
@@ -37,18 +38,6 @@ Timeline replay_uniform(const std::string& schedule, int p, int m, int v, StageT
   ReplayOptions options;
   options.free_communication = true;
   return replay(program, Fabric(s.cluster.topology, program.world_size), uniform_durations(program, t), options);
-}
-
-Topology one_gpu_per_node(double nic_GBps, double hop_latency_seconds) {
-  Topology t;
-  t.gpus_per_node = 1;
-  t.nics_per_node = 1;
-  t.nvlink_bytes_per_second = 1e12;
-  t.nic_bytes_per_second = nic_GBps * 1e9;
-  t.nic_latency_seconds = hop_latency_seconds;
-  t.nodes_per_unit = 1024;
-  t.units_per_pod = 1;
-  return t;
 }
 
 // One collective over ranks 0..n-1, on the dp or tp dimension.

@@ -32,6 +32,20 @@ inline nlohmann::json scenario_json(int tp, int pp, int dp, int layers, const st
           {"cluster", {{"gpu", "H100-SXM"}, {"num_gpus", tp * pp * dp}, {"topology", "dgx-h100-superpod"}}}};
 }
 
+// One GPU per node behind a NIC of `nic_GBps`, every node under one leaf:
+// inter-GPU traffic crosses two NIC hops and nothing else that can congest.
+inline Topology one_gpu_per_node(double nic_GBps, double hop_latency_seconds) {
+  Topology t;
+  t.gpus_per_node = 1;
+  t.nics_per_node = 1;
+  t.nvlink_bytes_per_second = 1e12;
+  t.nic_bytes_per_second = nic_GBps * 1e9;
+  t.nic_latency_seconds = hop_latency_seconds;
+  t.nodes_per_unit = 1024;
+  t.units_per_pod = 1;
+  return t;
+}
+
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -1,5 +1,6 @@
 #include "replay.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -28,7 +29,10 @@ public:
          const ReplayOptions& options, const ProgressSender& send_progress)
       : prog_(program), fabric_(fabric), work_seconds_(work_seconds), options_(options),
         send_progress_(send_progress) {
+    if (fabric_.num_hosts() < prog_.world_size + prog_.servers)
+      throw std::invalid_argument("the fabric lacks the Program's parameter servers");
     timing_.resize(prog_.tasks.size());
+    link_bytes_.assign(fabric_.links().size(), 0);
     make_lanes();
     done_.assign(prog_.tasks.size(), 0);
     for (size_t i = 0; i < fabric_.links().size(); ++i) {
@@ -117,8 +121,9 @@ private:
   }
 
   Algorithm algorithm_for(TaskKind kind, const Group& group, double bytes) {
-    if (kind != TaskKind::ALLREDUCE || options_.allreduce_algorithm == "ring") return Algorithm::ring;
-    if (options_.allreduce_algorithm == "tree") return Algorithm::tree;
+    const std::string& wanted = group.allreduce_algorithm.empty() ? options_.allreduce_algorithm : group.allreduce_algorithm;
+    if (kind != TaskKind::ALLREDUCE || wanted == "ring") return Algorithm::ring;
+    if (wanted == "tree") return Algorithm::tree;
     auto key = std::make_pair(group.id, bytes);
     auto it = chosen_algorithm_.find(key);
     if (it == chosen_algorithm_.end())
@@ -131,10 +136,29 @@ private:
     auto it = plans_.find(key);
     if (it == plans_.end())
       it = plans_
-               .emplace(key, plan_collective(task.kind, group.ranks, task.bytes, task.count,
-                                             algorithm_for(task.kind, group, task.bytes), fabric_))
+               .emplace(key, group.servers > 0
+                                 ? parameter_server_plan(task.kind, group.ranks, group.servers, task.bytes, task.count, fabric_)
+                                 : plan_collective(task.kind, group.ranks, task.bytes, task.count,
+                                                   algorithm_for(task.kind, group, task.bytes), fabric_))
                .first;
     return it->second;
+  }
+
+  struct ClosedForm {
+    double seconds = 0;
+    std::vector<std::pair<int, double>> link_bytes;
+  };
+
+  const ClosedForm& closed_form(const CollectivePlan& plan) {
+    auto [it, inserted] = closed_forms_.try_emplace(&plan);
+    if (inserted) it->second = {closed_form_seconds(plan, fabric_), link_loads(plan, fabric_)};
+    return it->second;
+  }
+
+  double bandwidth(int link) const {
+    const LinkSpec& spec = fabric_.links()[link];
+    auto factor = options_.link_bandwidth_factors.find(spec.name);
+    return spec.bytes_per_second * (factor == options_.link_bandwidth_factors.end() ? 1.0 : factor->second);
   }
 
   // Every pair of GPUs that exchanges data gets a route; a TP group whose
@@ -167,15 +191,13 @@ private:
 
     auto* zone = sg4::create_full_zone("cluster");
     for (int r = 0; r < prog_.world_size; ++r) hosts_.push_back(zone->create_host("gpu" + std::to_string(r), host_speed));
+    for (int s = 0; s < prog_.servers; ++s) hosts_.push_back(zone->create_host("server" + std::to_string(s), host_speed));
     controller_ = zone->create_host("controller", host_speed);
     links_.assign(fabric_.links().size(), nullptr);
     auto link = [&](int index) {
       if (!links_[index]) {
         const LinkSpec& spec = fabric_.links()[index];
-        auto factor = options_.link_bandwidth_factors.find(spec.name);
-        const double bandwidth =
-            spec.bytes_per_second * (factor == options_.link_bandwidth_factors.end() ? 1.0 : factor->second);
-        links_[index] = zone->create_link(spec.name, bandwidth)->set_latency(spec.latency_seconds)->seal();
+        links_[index] = zone->create_link(spec.name, bandwidth(index))->set_latency(spec.latency_seconds)->seal();
       }
       return sg4::LinkInRoute(links_[index]);
     };
@@ -294,6 +316,8 @@ private:
     for (const Flow& f : flows)
       if (f.src != f.dst) comms.push_back(sg4::Comm::sendto_async(hosts_[f.src], hosts_[f.dst], f.bytes));
     flows_ += comms.size();
+    for (const Flow& f : flows)
+      for (int link : fabric_.route(f.src, f.dst)) link_bytes_[link] += f.bytes;
     try {
       sg4::Comm::wait_all(comms);
     } catch (const simgrid::NetworkFailureException&) {
@@ -311,16 +335,21 @@ private:
     if (!options_.free_communication) {
       const CollectivePlan& rep_plan = plan(task, group);
       if (barrier == barriers_.end() && isolated_group_[group.id]) {
-        sg4::this_actor::sleep_for(closed_form_seconds(rep_plan, fabric_));
+        const ClosedForm& timed = closed_form(rep_plan);
+        sg4::this_actor::sleep_for(timed.seconds);
+        for (const auto& [link, bytes] : timed.link_bytes) link_bytes_[link] += bytes;
         closed_form_ += 1;
       } else {
         std::vector<Flow> flows;
         for (const Group* g : groups) {
           const std::vector<Flow>& member_flows = plan(task, *g).flows;
           // Within a lane group (TP) the representative drives all flows; across
-          // lanes each lane drives the flows that leave its own GPUs.
-          for (const Flow& f : member_flows)
-            if (barrier == barriers_.end() || lane_of_rank_[f.src] == lane_of_rank_[task.rank]) flows.push_back(f);
+          // lanes each lane drives the flows that leave its own GPUs (and a
+          // parameter server's flows to them).
+          for (const Flow& f : member_flows) {
+            const int gpu = f.src < prog_.world_size ? f.src : f.dst;
+            if (barrier == barriers_.end() || lane_of_rank_[gpu] == lane_of_rank_[task.rank]) flows.push_back(f);
+          }
           if (barrier == barriers_.end()) break;
         }
         send_flows(flows);
@@ -370,7 +399,20 @@ private:
     timeline.flows = flows_;
     timeline.closed_form_collectives = closed_form_;
     timeline.simulated_tasks = simulated_tasks_;
+    timeline.busiest_links = busiest_links();
     return timeline;
+  }
+
+  std::vector<LinkLoad> busiest_links() const {
+    std::vector<LinkLoad> loads;
+    for (size_t i = 0; i < link_bytes_.size(); ++i)
+      if (link_bytes_[i] > 0) loads.push_back({fabric_.links()[i].name, link_bytes_[i], bandwidth(static_cast<int>(i))});
+    auto busier = [](const LinkLoad& a, const LinkLoad& b) {
+      return a.bytes / a.bytes_per_second > b.bytes / b.bytes_per_second;
+    };
+    std::stable_sort(loads.begin(), loads.end(), busier);
+    loads.resize(std::min<size_t>(loads.size(), 10));
+    return loads;
   }
 
   const Program& prog_;
@@ -393,6 +435,8 @@ private:
   std::vector<char> isolated_group_;
   std::map<std::tuple<int, int, double, int>, CollectivePlan> plans_;
   std::map<std::pair<int, double>, Algorithm> chosen_algorithm_;
+  std::map<const CollectivePlan*, ClosedForm> closed_forms_;
+  std::vector<double> link_bytes_;  // carried by each fabric link
   std::set<std::tuple<int, double, int, int>> seen_collective_;
   uint64_t flows_ = 0, closed_form_ = 0, simulated_tasks_ = 0, actor_tasks_ = 0;
   std::chrono::steady_clock::time_point last_progress_;
@@ -410,6 +454,12 @@ T take(const std::string& in, size_t& offset) {
   std::memcpy(&value, in.data() + offset, sizeof value);
   offset += sizeof value;
   return value;
+}
+
+std::string take_text(const std::string& in, size_t& offset, uint64_t size) {
+  if (offset + size > in.size()) throw std::runtime_error("simulation process returned a truncated result");
+  offset += size;
+  return in.substr(offset - size, size);
 }
 
 }  // namespace
@@ -438,6 +488,13 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
         append(out, static_cast<uint64_t>(timeline.stopped));
         append(out, static_cast<uint64_t>(timeline.stop_reason.size()));
         out.append(timeline.stop_reason);
+        append(out, static_cast<uint64_t>(timeline.busiest_links.size()));
+        for (const LinkLoad& load : timeline.busiest_links) {
+          append(out, static_cast<uint64_t>(load.link.size()));
+          out.append(load.link);
+          append(out, load.bytes);
+          append(out, load.bytes_per_second);
+        }
         out.append(reinterpret_cast<const char*>(timeline.tasks.data()), timeline.tasks.size() * sizeof(TaskTiming));
         return out;
       },
@@ -450,9 +507,13 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
   timeline.simulated_tasks = take<uint64_t>(bytes, offset);
   timeline.stopped = take<uint64_t>(bytes, offset) != 0;
   const uint64_t reason_size = take<uint64_t>(bytes, offset);
-  if (offset + reason_size > bytes.size()) throw std::runtime_error("simulation process returned a truncated result");
-  timeline.stop_reason = bytes.substr(offset, reason_size);
-  offset += reason_size;
+  timeline.stop_reason = take_text(bytes, offset, reason_size);
+  timeline.busiest_links.resize(take<uint64_t>(bytes, offset));
+  for (LinkLoad& load : timeline.busiest_links) {
+    load.link = take_text(bytes, offset, take<uint64_t>(bytes, offset));
+    load.bytes = take<double>(bytes, offset);
+    load.bytes_per_second = take<double>(bytes, offset);
+  }
   timeline.tasks.resize(program.tasks.size());
   if (bytes.size() - offset != timeline.tasks.size() * sizeof(TaskTiming))
     throw std::runtime_error("simulation process returned a truncated result");
