@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # simtrain quick start on Debian 12 (as root, or with sudo):
 #   ./run.sh demo   install what is missing, build, simulate the default scenario
-#   ./run.sh test   install what is missing, build, run every test
+#   ./run.sh test   install what is missing, build, run every test, then again
+#                   under AddressSanitizer + UBSan (CMakePresets.json, build-asan/)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(build-essential cmake ninja-build pkg-config ccache
           libsimgrid-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-          qt6-base-dev qt6-svg-dev)
+          qt6-base-dev qt6-svg-dev libopenmpi-dev openmpi-bin)
 
 install_packages() {
   local missing=()
@@ -26,8 +27,14 @@ build() {  # build [target]
   cmake --build build ${1:+--target "$1"}
 }
 
+sanitized_tests() {
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan
+  ctest --preset asan
+}
+
 case "${1:-demo}" in
   demo) install_packages; build simtrain; ./build/simtrain simulate ;;
-  test) install_packages; build; ctest --test-dir build --output-on-failure ;;
+  test) install_packages; build; ctest --test-dir build --output-on-failure; sanitized_tests ;;
   *) echo "usage: $0 demo|test" >&2; exit 2 ;;
 esac

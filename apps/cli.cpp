@@ -9,28 +9,15 @@
 #include "input_error.hpp"
 #include "profiler.hpp"
 #include "program_builder.hpp"
+#include "scenario_arguments.hpp"
+#include "search_command.hpp"
 #include "simulation.hpp"
 #include "trace.hpp"
+#include "train.hpp"
 
 namespace simtrain {
 
 namespace {
-
-struct ScenarioArguments {
-  std::string path;
-  std::vector<std::string> overrides;
-
-  void add_to(CLI::App& command, bool optional) {
-    auto* option = command.add_option("scenario", path,
-                                      "scenario JSON file, or the name of a built-in scenario" +
-                                          std::string(optional ? " (default: " + std::string(default_scenario_name()) + ")" : ""));
-    if (!optional) option->required();
-    command.add_option("--set", overrides, "override a scenario field: key=value (repeatable)")
-        ->type_name("KEY=VALUE")
-        ->allow_extra_args(false);  // one value per --set, so a scenario after it stays the scenario
-  }
-  Scenario load() const { return load_scenario(path.empty() ? default_scenario_name() : path, overrides); }
-};
 
 void list_builtins(std::ostream& out) {
   out << "GPUs:";
@@ -76,6 +63,25 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   profile_command->add_flag("--sweep", profile_options.sweep,
                             "also time a standard grid of shapes, so that the database serves other scenarios");
 
+  auto* train_command = app.add_subcommand("train", "simulate a whole training run with failures, checkpoints and restarts");
+  ScenarioArguments train_args;
+  train_args.add_to(*train_command, false);
+  TrainRequest train_request;
+  std::string run_trace_path, run_report_path;
+  auto* tokens_option = train_command->add_option("--tokens", train_request.tokens, "tokens to train")->check(CLI::PositiveNumber);
+  auto* steps_option = train_command->add_option("--steps", train_request.steps, "steps to train")->check(CLI::PositiveNumber);
+  train_command->add_option("--days", train_request.days, "train for this many days of wall time")
+      ->check(CLI::PositiveNumber)
+      ->excludes(tokens_option)
+      ->excludes(steps_option);
+  tokens_option->excludes(steps_option);
+  train_command->add_option("--runs", train_request.runs, "runs with consecutive seeds (mean and percentiles)")
+      ->check(CLI::Range(1, 100000));
+  train_command->add_option("--trace", run_trace_path, "write the first run's timeline as a Chrome trace");
+  train_command->add_option("--report", run_report_path, "write the figures as JSON");
+
+  SearchCommand search_command(app);
+
   app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
 
   try {
@@ -108,6 +114,15 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         write_file_atomically(trace_path, [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline); });
       if (!report_path.empty())
         write_file_atomically(report_path, [&](std::ostream& o) { o << to_json(sim.report).dump(2) << "\n"; });
+    } else if (train_command->parsed()) {
+      const TrainPlan plan = plan_training(train_args.load(), train_request);
+      out << to_text(plan);
+      if (!run_trace_path.empty())
+        write_file_atomically(run_trace_path, [&](std::ostream& o) { write_run_trace(o, plan.runs.front()); });
+      if (!run_report_path.empty())
+        write_file_atomically(run_report_path, [&](std::ostream& o) { o << to_json(plan).dump(2) << "\n"; });
+    } else if (search_command.parsed()) {
+      search_command.run(out, err);
     } else if (schedule_command->parsed()) {
       const Scenario scenario = schedule_args.load();
       const Program program = build_program(scenario, build_workload(scenario));

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "input_error.hpp"
+#include "limits.hpp"
 
 namespace simtrain {
 
@@ -75,6 +76,8 @@ std::optional<int64_t> JsonFields::integer(const std::string& key, int64_t min_v
     fail(key, "expected an integer, got " + value->dump());
   }
   if (result < min_value) fail(key, "must be at least " + std::to_string(min_value) + ", got " + std::to_string(result));
+  if (result > limits::max_integer)
+    fail(key, "must be at most " + std::to_string(limits::max_integer) + ", got " + std::to_string(result));
   return result;
 }
 
@@ -140,13 +143,40 @@ void JsonFields::reject_unknown(const std::vector<std::string>& also_known) cons
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) throw InputError(path, "", "no such file");
-  std::ifstream in(path);
+nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& field) {
+  // Checked while parsing: nlohmann copies and prints nested values recursively.
+  const auto within_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > limits::max_json_depth)
+      throw InputError(file, field, "nested more than " + std::to_string(limits::max_json_depth) + " levels deep");
+    return true;
+  };
+  return nlohmann::json::parse(text, within_depth);
+}
+
+std::string read_input_file(const std::string& path) {
+  std::error_code error;  // the throwing overloads fail on names such as an over-long path
+  if (!std::filesystem::is_regular_file(path, error)) throw InputError(path, "", "no such file");
+  const std::string too_large = "larger than the limit of " + std::to_string(limits::max_file_bytes >> 20) + " MiB";
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > limits::max_file_bytes) throw InputError(path, "", "is " + std::to_string(size) + " bytes, " + too_large);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot be read");
+  // The size a file reports may be wrong (/proc) or change while it is read.
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > limits::max_file_bytes) throw InputError(path, "", too_large);
+  }
+  if (in.bad()) throw InputError(path, "", "cannot be read");
+  return text;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  const std::string text = read_input_file(path);
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& error) {
+    return parse_json(text, path);
+  } catch (const nlohmann::json::exception& error) {
     throw InputError(path, "", std::string("malformed JSON: ") + error.what());
   }
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,14 @@ private:
   std::string file_, path_;
   std::set<std::string> read_;
 };
+
+// Parses JSON text nested at most limits::max_json_depth deep. Throws
+// nlohmann::json::exception if malformed (a syntax error, or a number beyond
+// a double's range), InputError (naming `file` and `field`) if nested deeper.
+nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& field = "");
+
+// Reads a file of at most limits::max_file_bytes; throws InputError naming it.
+std::string read_input_file(const std::string& path);
 
 // Parses a file as JSON; throws InputError naming the file (and the line on a syntax error).
 nlohmann::json read_json_file(const std::string& path);

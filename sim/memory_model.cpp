@@ -85,12 +85,18 @@ void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, i
 
 }  // namespace
 
-MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Program& program, int rank) {
+double parameters_on_rank(const Scenario& s, const Workload& w, const Program& program, int rank) {
   const int stages = program.pipeline_size * program.virtual_stages;
-  MemoryBreakdown m;
   double parameters = 0;
   for (int chunk = 0; chunk < program.virtual_stages; ++chunk)
     parameters += stage_share(w, s, chunk * program.pipeline_size + program.coords[rank].pp, stages).parameters;
+  return parameters;
+}
+
+MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Program& program, int rank) {
+  const int stages = program.pipeline_size * program.virtual_stages;
+  MemoryBreakdown m;
+  const double parameters = parameters_on_rank(s, w, program, rank);
   add_model_states(m, s, parameters);
   std::vector<StagePass> passes;
   for (int id : program.rank_tasks[rank]) {

@@ -17,6 +17,9 @@ struct MemoryBreakdown {
   double total_bytes() const { return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes; }
 };
 
+// Parameters one rank holds (all its chunks; the last stage's copy of tied embeddings included).
+double parameters_on_rank(const Scenario& scenario, const Workload& workload, const Program& program, int rank);
+
 MemoryBreakdown memory_for_rank(const Scenario& scenario, const Workload& workload, const Program& program, int rank);
 
 // The same for a GPU of each pipeline rank, from the pipeline schedule alone

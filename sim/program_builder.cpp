@@ -224,9 +224,10 @@ private:
     return add(std::move(c));
   }
 
-  // Key of a transfer, as seen by the receiving rank.
-  static uint64_t transfer_key(int receiver, int stage, int mb, bool backward) {
-    return ((static_cast<uint64_t>(receiver) * 4096 + stage) * 1048576 + mb) * 2 + backward;
+  // Key of a transfer, as seen by the receiving rank: one digit per field, so
+  // distinct for every transfer (and below 2^63 within sim/limits.hpp's task limit).
+  uint64_t transfer_key(int receiver, int stage, int mb, bool backward) const {
+    return ((static_cast<uint64_t>(receiver) * stages_ + stage) * m_ + mb) * 2 + backward;
   }
 
   // Megatron blocks the compute stream on pipeline sends unless

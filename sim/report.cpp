@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "text_format.hpp"
+
 namespace simtrain {
 
 namespace {
@@ -19,23 +21,6 @@ int activity_level(const Task& task) {
   }
 }
 
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
-
-// 1234567 -> "1,234,567"
-std::string with_commas(double value) {
-  const std::string digits = format("%.0f", value);
-  const size_t sign = digits[0] == '-' ? 1 : 0;
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // Splits every rank's time, and the communication/compute ratios over them.
 void add_comm_ratios(StepReport& r, const Program& program, const Timeline& timeline) {
@@ -235,9 +220,7 @@ nlohmann::json to_json(const StepReport& r) {
 
 std::string to_text(const StepReport& r) {
   std::string out;
-  auto line = [&](const std::string& label, const std::string& value) {
-    out += label + std::string(label.size() < 22 ? 22 - label.size() : 1, ' ') + value + "\n";
-  };
+  auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
   auto ms = [](double seconds) { return format("%.1f ms", seconds * 1e3); };
   out += "simtrain: " + r.scenario_name + "\n";
   if (r.stopped) out += format("JOB STOPPED at %.4f s: ", r.step_seconds) + r.stop_reason + " (figures below cover the step until then)\n";

@@ -7,6 +7,7 @@
 #include "embedded_files.hpp"
 #include "input_error.hpp"
 #include "json_fields.hpp"
+#include "limits.hpp"
 
 namespace simtrain {
 
@@ -69,15 +70,17 @@ const std::vector<std::string> model_keys = {
     "intermediate_size", "vocab_size", "max_position_embeddings", "hidden_act", "norm", "linear_bias",
     "position_embedding", "tie_word_embeddings"};
 const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
-                                                "dtype",         "recompute_granularity", "flash_attention"};
+                                                "dtype",         "recompute_granularity", "flash_attention",
+                                                "train_tokens"};
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage", "schedule", "ddp_bucket_size",
     "overlap_p2p_communication", "overlap_grad_reduce", "dp_sync", "parameter_servers", "dp_compression_ratio",
     "dp_compression_seconds_per_GB", "pipeline_layers"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
-                                               "link_bandwidth_factors"};
-const std::vector<std::string> top_level_keys = {"name", "description", "model", "training", "parallelism", "cluster"};
+                                               "link_bandwidth_factors", "price_per_gpu_hour"};
+const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
+                                                 "parallelism", "cluster",     "reliability", "checkpoint"};
 
 struct Section {
   const char* name;
@@ -92,10 +95,10 @@ bool contains(const std::vector<std::string>& keys, const std::string& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-nlohmann::json parse_override_value(const std::string& text) {
+nlohmann::json parse_override_value(const std::string& text, const std::string& file, const std::string& key) {
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+    return parse_json(text, file, "--set " + key);
+  } catch (const nlohmann::json::exception&) {
     return text;  // bare words such as 1f1b or H100-SXM
   }
 }
@@ -103,11 +106,16 @@ nlohmann::json parse_override_value(const std::string& text) {
 // Applies `key=value` to the document; a model given as a path is resolved
 // first so that model fields can be overridden too.
 void apply_override(nlohmann::json& document, const std::string& assignment, const std::string& file) {
+  try {
+    static_cast<void>(nlohmann::json(assignment).dump());  // the report holds the document as JSON
+  } catch (const nlohmann::json::type_error&) {
+    throw InputError(file, "--set", "not valid UTF-8");
+  }
   const size_t equals = assignment.find('=');
   if (equals == std::string::npos || equals == 0)
     throw InputError(file, "--set " + assignment, "expected key=value");
   const std::string key = assignment.substr(0, equals);
-  const nlohmann::json value = parse_override_value(assignment.substr(equals + 1));
+  const nlohmann::json value = parse_override_value(assignment.substr(equals + 1), file, key);
 
   nlohmann::json* target = &document;
   std::string leaf = key;
@@ -187,6 +195,7 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   const std::string recompute = f.choice("recompute_granularity", {"none", "selective", "full"}).value_or("none");
   t.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
   t.flash_attention = f.boolean("flash_attention").value_or(true);
+  t.train_tokens = f.number("train_tokens", 1).value_or(0);
   f.reject_unknown();
   return t;
 }
@@ -240,7 +249,8 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   return p;
 }
 
-// Divisibility rules of Megatron-LM, each naming the field a user would change.
+// Divisibility rules of Megatron-LM, each naming the field a user would change,
+// then the size limits (sim/limits.hpp).
 void check_consistency(Scenario& s, const std::string& file) {
   const ModelConfig& m = s.model;
   ParallelConfig& p = s.parallel;
@@ -316,6 +326,7 @@ void check_consistency(Scenario& s, const std::string& file) {
     fail("training.seq_length", "exceeds the model's max_position_embeddings (" + str(m.max_position_embeddings) + ")");
   if (t.dtype == Dtype::fp8 && s.cluster.gpu.peak_fp8_flops == 0)
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
+  check_limits(s, file);
 }
 
 }  // namespace
@@ -333,7 +344,8 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
     std::filesystem::path path(document["model"].get<std::string>());
     if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
     model_file = path.string();
-    if (!std::filesystem::exists(path)) throw InputError(source, "model", "no such file: " + model_file);
+    std::error_code error;  // the throwing overload fails on names such as an over-long path
+    if (!std::filesystem::exists(path, error)) throw InputError(source, "model", "no such file: " + model_file);
     document["model"] = read_json_file(model_file);
     model_is_file = true;
   }
@@ -363,6 +375,9 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
                                  " GPUs, got " + std::to_string(s.cluster.num_gpus));
   check_consistency(s, source);
   s.cluster.heterogeneity = parse_heterogeneity(cluster, s.cluster.num_gpus);  // sized by the checked GPU count
+  s.cluster.price_per_gpu_hour = cluster.number("price_per_gpu_hour").value_or(0);
+  auto section = [&](const char* key) { return top.has(key) ? &top.raw(key) : nullptr; };
+  s.run = parse_run_config(section("reliability"), section("checkpoint"), source);
   cluster.reject_unknown();
   top.reject_unknown();
   s.document = document;
@@ -370,7 +385,8 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  if (!std::filesystem::exists(path)) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
     for (const EmbeddedFile& f : embedded_scenarios())
       if (f.name == path) return parse_scenario(nlohmann::json::parse(f.text), "scenarios/" + std::string(f.name) + ".json", ".", overrides);
   }

@@ -10,6 +10,7 @@
 
 #include "gpu_spec.hpp"
 #include "heterogeneity.hpp"
+#include "run_config.hpp"
 #include "topology.hpp"
 
 namespace simtrain {
@@ -52,6 +53,7 @@ struct TrainingConfig {
   Dtype dtype = Dtype::bf16;
   Recompute recompute = Recompute::none;
   bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
+  double train_tokens = 0;      // the whole run's token budget (0: not given)
 };
 
 struct ParallelConfig {
@@ -81,6 +83,7 @@ struct ClusterConfig {
   Topology topology;
   std::string kernel_profile;  // kernel-profile database (resolved path); empty: built-in for the GPU, else roofline
   Heterogeneity heterogeneity;
+  double price_per_gpu_hour = 0;  // USD, for cost figures
 };
 
 struct Scenario {
@@ -90,6 +93,7 @@ struct Scenario {
   TrainingConfig training;
   ParallelConfig parallel;
   ClusterConfig cluster;
+  RunConfig run;              // failures and checkpoints, for long runs
   nlohmann::json document;  // the scenario as read, with overrides applied
 
   // Model chunks per pipeline rank (v); 1 unless interleaved.

@@ -8,6 +8,7 @@
 #include "engine/storage_transfer.hpp"
 #include "input_error.hpp"
 #include "memory_model.hpp"
+#include "text_format.hpp"
 
 namespace simtrain {
 
@@ -181,12 +182,6 @@ Summary summarize(const std::vector<RunResult>& runs, Get get) {
 
 nlohmann::json to_json(const Summary& s) { return {{"mean", s.mean}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}}; }
 
-std::string format(const char* pattern, double value) {
-  char text[96];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
-
 }  // namespace
 
 nlohmann::json to_json(const TrainPlan& plan) {
@@ -226,9 +221,7 @@ std::string to_text(const TrainPlan& plan) {
   const RunModel& m = plan.model;
   const nlohmann::json j = to_json(plan);
   std::string out = "simtrain train: " + plan.step.report.scenario_name + "\n";
-  auto line = [&](const std::string& label, const std::string& value) {
-    out += label + std::string(label.size() < 22 ? 22 - label.size() : 1, ' ') + value + "\n";
-  };
+  auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
   line("step time", format("%.4f s (simulated)", m.step_seconds) +
                         (m.degraded_step_seconds != m.step_seconds
                              ? format(", %.4f s with one redundant link down", m.degraded_step_seconds)

@@ -23,27 +23,27 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using simtrain::fixtures::read_json;
 using simtrain::fixtures::read_text;
+using simtrain::fixtures::CliResult;
 using testing::AllOf;
 using testing::HasSubstr;
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-// `simtrain args...`, in-process.
-CliResult run(const std::vector<std::string>& args) {
-  std::vector<const char*> argv = {"simtrain"};
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  std::ostringstream out, err;
-  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+const auto run = simtrain::fixtures::run_simtrain;
 
 // Each test gets a fresh directory for the files it writes.
 class CliTest : public testing::Test {
 protected:
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Simulates `scenario` twice; the reports and traces must be the same bytes.
+  void expect_deterministic(const std::string& scenario) const {
+    for (const std::string name : {"a", "b"})
+      ASSERT_EQ(run({"simulate", scenario, "--quiet", "--report", path(name + ".report.json"), "--trace",
+                     path(name + ".trace.json")})
+                    .code,
+                0);
+    EXPECT_EQ(read_text(path("a.report.json")), read_text(path("b.report.json")));
+    EXPECT_EQ(read_text(path("a.trace.json")), read_text(path("b.trace.json")));
+  }
 
   simtrain::fixtures::TemporaryDirectory temporary_{"cli"};
   const fs::path& dir_ = temporary_.path();
@@ -109,16 +109,16 @@ TEST_F(CliTest, SimulateWritesReportAndTrace) {
   EXPECT_TRUE(std::any_of(tasks.begin(), tasks.end(), [](const std::string& t) { return t.starts_with("allreduce tp0 "); }));
 }
 
-TEST_F(CliTest, SimulateIsDeterministic) {
-  for (const char* run_name : {"a", "b"}) {
-    const std::string name = run_name;
-    ASSERT_EQ(run({"simulate", "tiny-4gpu", "--quiet", "--report", path(name + ".report.json"), "--trace",
-                   path(name + ".trace.json")})
-                  .code,
-              0);
-  }
-  EXPECT_EQ(read_text(path("a.report.json")), read_text(path("b.report.json")));
-  EXPECT_EQ(read_text(path("a.trace.json")), read_text(path("b.trace.json")));
+TEST_F(CliTest, SimulateIsDeterministic) { expect_deterministic("tiny-4gpu"); }
+
+// TP, PP and DP all above 1 and interleaved: many actors, streams and flows
+// interleave in the replay, with gradient reduction overlapping the backward.
+TEST_F(CliTest, SimulateIsDeterministicWithEveryParallelism) {
+  json scenario = simtrain::fixtures::scenario_json(2, 2, 2, 8, "interleaved_1f1b", 2, 4);
+  scenario["parallelism"]["overlap_grad_reduce"] = true;
+  scenario["parallelism"]["zero_stage"] = 1;
+  std::ofstream(path("scenario.json")) << scenario.dump();
+  expect_deterministic(path("scenario.json"));
 }
 
 TEST_F(CliTest, OutOfMemoryVerdict) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "limits.hpp"
 #include "program_builder.hpp"
 #include "test_support.hpp"
 
@@ -66,29 +67,57 @@ TEST(Program, TasksAreIndexedAndEveryRankListsItsOwn) {
   }
 }
 
+void expect_every_send_pairs_with_one_receive_of_the_same_size(const Program& p) {
+  std::map<int, int> receives_of_send;
+  std::map<std::pair<int, int>, double> sent, received;
+  for (const Task& t : p.tasks) {
+    if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
+    if (t.kind != TaskKind::RECV) continue;
+    ASSERT_EQ(t.deps.size(), 1u) << t.name;
+    const Task& send = p.tasks[t.deps[0]];
+    ASSERT_EQ(send.kind, TaskKind::SEND);
+    EXPECT_EQ(send.peer, t.rank);
+    EXPECT_EQ(t.peer, send.rank);
+    EXPECT_EQ(send.microbatch, t.microbatch);
+    EXPECT_EQ(send.bytes, t.bytes);
+    receives_of_send[send.id] += 1;
+    received[{send.rank, t.rank}] += t.bytes;
+  }
+  for (const Task& t : p.tasks)
+    if (t.kind == TaskKind::SEND) EXPECT_EQ(receives_of_send[t.id], 1) << t.name;
+  EXPECT_EQ(sent, received);
+}
+
 TEST(Program, EverySendPairsWithOneReceiveOfTheSameSize) {
   for (const Config& c : grid()) {
     const Scenario s = scenario_for(c);
-    const Program p = build_program(s, build_workload(s));
     SCOPED_TRACE(describe(c));
-    std::map<int, int> receives_of_send;
-    std::map<std::pair<int, int>, double> sent, received;
-    for (const Task& t : p.tasks) {
-      if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
-      if (t.kind != TaskKind::RECV) continue;
-      ASSERT_EQ(t.deps.size(), 1u);
-      const Task& send = p.tasks[t.deps[0]];
-      ASSERT_EQ(send.kind, TaskKind::SEND);
-      EXPECT_EQ(send.peer, t.rank);
-      EXPECT_EQ(t.peer, send.rank);
-      EXPECT_EQ(send.microbatch, t.microbatch);
-      EXPECT_EQ(send.bytes, t.bytes);
-      receives_of_send[send.id] += 1;
-      received[{send.rank, t.rank}] += t.bytes;
-    }
-    for (const Task& t : p.tasks)
-      if (t.kind == TaskKind::SEND) EXPECT_EQ(receives_of_send[t.id], 1) << t.name;
-    EXPECT_EQ(sent, received);
+    expect_every_send_pairs_with_one_receive_of_the_same_size(build_program(s, build_workload(s)));
+  }
+}
+
+// More model stages (4098) than a transfer's lookup key once had room for (4096).
+TEST(Program, TransfersPairUpBeyond4096Stages) {
+  const Scenario s = fixtures::scenario_from(fixtures::scenario_json(1, 2, 2, 4098, "interleaved_1f1b", 1, 2));
+  ASSERT_EQ(s.virtual_stages(), 2049);
+  expect_every_send_pairs_with_one_receive_of_the_same_size(build_program(s, build_workload(s)));
+}
+
+// The estimate check_limits refuses a scenario by bounds what is built.
+TEST(Program, EstimatedTasksBoundTheProgram) {
+  std::vector<Scenario> scenarios;
+  for (const Config& c : grid()) scenarios.push_back(scenario_for(c));
+  nlohmann::json bucket_per_layer = fixtures::scenario_json(2, 2, 2, 8, "1f1b");
+  bucket_per_layer["parallelism"]["ddp_bucket_size"] = 1;
+  bucket_per_layer["parallelism"]["overlap_grad_reduce"] = true;
+  bucket_per_layer["parallelism"]["zero_stage"] = 1;
+  scenarios.push_back(fixtures::scenario_from(bucket_per_layer));
+  scenarios.push_back(load_scenario("megatron-18.4b-256xa100"));
+  for (const Scenario& s : scenarios) {
+    const double tasks = static_cast<double>(build_program(s, build_workload(s)).tasks.size());
+    SCOPED_TRACE(s.document.dump());
+    EXPECT_GE(estimated_tasks(s), tasks);
+    EXPECT_LE(estimated_tasks(s), 4 * tasks);
   }
 }
 

@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using simtrain::fixtures::error_loading;
 using simtrain::fixtures::read_json;
 using testing::AllOf;
 using testing::HasSubstr;
@@ -27,17 +28,6 @@ using testing::HasSubstr;
 const fs::path source_dir = SIMTRAIN_SOURCE_DIR;
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
-
-// The message of the InputError that loading `path` throws.
-std::string error_loading(const std::string& path, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_scenario(path, overrides);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError loading " << path;
-  return "";
-}
 
 // Each test gets a fresh directory for the files it writes.
 class ScenarioTest : public testing::Test {

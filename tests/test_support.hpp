@@ -5,10 +5,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli.hpp"
+#include "input_error.hpp"
 #include "scenario.hpp"
 
 namespace simtrain::fixtures {
@@ -46,6 +51,20 @@ inline Topology one_gpu_per_node(double nic_GBps, double hop_latency_seconds) {
   return t;
 }
 
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+// `simtrain args...`, in-process.
+inline CliResult run_simtrain(const std::vector<std::string>& args) {
+  std::vector<const char*> argv = {"simtrain"};
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  std::ostringstream out, err;
+  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -69,6 +88,17 @@ public:
 private:
   std::filesystem::path path_;
 };
+
+// The message of the InputError that loading `path` throws.
+inline std::string error_loading(const std::string& path, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_scenario(path, overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError loading " << path;
+  return "";
+}
 
 inline Scenario scenario_from(const nlohmann::json& document) { return parse_scenario(document, "test.json", "."); }
 

@@ -70,7 +70,8 @@ void expect_relative(double actual, double expected, double tolerance) {
 }
 
 TEST(Workload, MegatronParameterCount) {
-  for (const auto& row : validation("megatron_sc21.json")["rows"]) {
+  const nlohmann::json table = validation("megatron_sc21.json");  // outlives the loop, unlike a temporary's rows
+  for (const auto& row : table["rows"]) {
     const Scenario scenario = gpt_row(row);
     const double h = row["hidden_size"], l = row["num_layers"], V = 51200, s = 2048;
     const double megatron = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
@@ -81,7 +82,8 @@ TEST(Workload, MegatronParameterCount) {
 }
 
 TEST(Workload, MegatronFlopsPerStep) {
-  for (const auto& row : validation("megatron_sc21.json")["rows"]) {
+  const nlohmann::json table = validation("megatron_sc21.json");
+  for (const auto& row : table["rows"]) {
     const Workload workload = build_workload(gpt_row(row));
     const double B = row["global_batch"], h = row["hidden_size"], l = row["num_layers"], V = 51200, s = 2048;
     // SC'21 with full recompute; Korthikanti et al. 2022 without (model FLOPs).

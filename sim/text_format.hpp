@@ -1,0 +1,14 @@
+#pragma once
+// Small helpers for the text reports people read.
+#include <string>
+
+namespace simtrain {
+
+// printf-style formatting of one number: format("%.1f GiB", bytes / GiB).
+std::string format(const char* pattern, double value);
+// 1234567 -> "1,234,567"
+std::string with_commas(double value);
+// Appends "label<padding>value\n", values aligned in one column.
+void add_line(std::string& out, const std::string& label, const std::string& value);
+
+}  // namespace simtrain

@@ -1,0 +1,44 @@
+// Inputs the fuzz targets (fuzz/) found to crash a reader, minimized: each is
+// now refused with an InputError naming the file and the reason.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "scenario.hpp"
+#include "test_support.hpp"
+
+namespace simtrain {
+namespace {
+
+using fixtures::error_loading;
+using testing::AllOf;
+using testing::HasSubstr;
+
+// fuzz_scenario: a --set value that is not JSON is taken as a string, and
+// one with bytes that are not UTF-8 made the message (and the report, which
+// holds the document) throw nlohmann's type_error while printing it.
+TEST(FuzzFindings, OverrideThatIsNotUtf8) {
+  EXPECT_EQ(error_loading("tiny-4gpu", {"zero_stage=1\xf4gpu=H200"}),
+            "scenarios/tiny-4gpu.json: --set: not valid UTF-8");
+}
+
+// fuzz_hf_config: a number beyond a double's range is nlohmann's out_of_range,
+// not a parse_error, and escaped as an unexpected exception.
+TEST(FuzzFindings, NumberBeyondADoublesRange) {
+  const fixtures::TemporaryDirectory dir{"fuzz-findings"};
+  const std::string config = (dir.path() / "config.json").string();
+  std::ofstream(config) << R"({"bos_token_id": 1e28000})";
+  nlohmann::json scenario = fixtures::read_json(std::string(SIMTRAIN_SOURCE_DIR) + "/scenarios/tiny-4gpu.json");
+  scenario["model"] = "config.json";
+  std::ofstream((dir.path() / "scenario.json").string()) << scenario.dump();
+  EXPECT_THAT(error_loading((dir.path() / "scenario.json").string()),
+              AllOf(HasSubstr(config + ": malformed JSON:"), HasSubstr("number overflow parsing '1e28000'")));
+  // On the command line such a value is a word, refused where a number is due.
+  EXPECT_THAT(error_loading("tiny-4gpu", {"seq_length=1e28000"}),
+              HasSubstr("training.seq_length: expected an integer, got \"1e28000\""));
+}
+
+}  // namespace
+}  // namespace simtrain

@@ -1,0 +1,308 @@
+// simtrain search against brute force on a small model and cluster: the
+// configurations it simulates are exactly those that fit (less needless
+// recompute), its best is the best of all, its lower bound never exceeds a
+// simulated step; output identical across --jobs and MPI ranks; the Pareto
+// SVG is well-formed XML.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "input_error.hpp"
+#include "profiled_cost_model.hpp"
+#include "search.hpp"
+#include "search_report.hpp"
+#include "simulation.hpp"
+#include "step_bound.hpp"
+#include "test_support.hpp"
+
+namespace simtrain {
+namespace {
+
+using fixtures::read_text;
+using nlohmann::json;
+using testing::HasSubstr;
+
+// 8 GPUs of 6 GiB (so that some strategies do not fit) for a 12-layer GPT.
+json small_scenario() {
+  json doc = fixtures::scenario_json(1, 1, 8, 12, "1f1b");
+  doc["model"]["hidden_size"] = 1024;
+  doc["model"]["num_attention_heads"] = 16;
+  doc["model"]["vocab_size"] = 32000;
+  doc["model"]["max_position_embeddings"] = 2048;
+  doc["training"] = {{"seq_length", 2048}, {"global_batch_size", 32}};
+  doc["cluster"]["gpu"] = {{"name", "small"}, {"peak_bf16_tflops", 400}, {"hbm_GBps", 2000}, {"memory_GiB", 2.5}};
+  doc["cluster"]["price_per_gpu_hour"] = 2.0;
+  doc["parallelism"] = json::object();
+  return doc;
+}
+
+// The grid of these tests: everything else fixed.
+std::vector<Dimension> small_grid() {
+  return {{"tensor_model_parallel_size", {1, 2, 4}},
+          {"pipeline_model_parallel_size", {1, 2, 4}},
+          {"virtual_stages", {1}},
+          {"micro_batch_size", {1, 2}},
+          {"schedule", {"1f1b"}},
+          {"zero_stage", {0, 1}},
+          {"recompute_granularity", {"none", "full"}},
+          {"sequence_parallel", {false}}};
+}
+
+SearchRequest small_request(int top) {
+  SearchRequest r;
+  r.base = fixtures::scenario_from(small_scenario());
+  r.base_dir = ".";
+  r.dimensions = small_grid();
+  r.top = top;
+  r.round_size = 4;
+  return r;
+}
+
+struct BruteForce {
+  std::map<std::string, double> fitting;  // configuration -> step seconds
+  int out_of_memory = 0;
+  int invalid = 0;
+};
+
+std::string describe(const Scenario& s) {
+  return std::to_string(s.parallel.tensor) + "/" + std::to_string(s.parallel.pipeline) + "/" +
+         std::to_string(s.training.micro_batch_size) + "/" + std::to_string(s.parallel.zero_stage) + "/" +
+         to_string(s.training.recompute);
+}
+
+// Every configuration of the grid, simulated.
+const BruteForce& brute_force() {
+  static const BruteForce result = [] {
+    BruteForce b;
+    for (int tp : {1, 2, 4})
+      for (int pp : {1, 2, 4})
+        for (int mbs : {1, 2})
+          for (int zero : {0, 1})
+            for (const char* recompute : {"none", "full"}) {
+              json doc = small_scenario();
+              doc["parallelism"] = {{"tensor_model_parallel_size", tp}, {"pipeline_model_parallel_size", pp}};
+              if (8 / (tp * pp) > 1) doc["parallelism"]["zero_stage"] = zero;
+              else if (zero) continue;  // the same configuration as zero 0
+              doc["training"]["micro_batch_size"] = mbs;
+              doc["training"]["recompute_granularity"] = recompute;
+              Scenario s;
+              try {
+                s = fixtures::scenario_from(doc);
+              } catch (const InputError&) {
+                ++b.invalid;
+                continue;
+              }
+              const StepReport r = simulate(s).report;
+              if (r.out_of_memory)
+                ++b.out_of_memory;
+              else
+                b.fitting[describe(s)] = r.step_seconds;
+            }
+    return b;
+  }();
+  return result;
+}
+
+TEST(Search, SimulatesExactlyTheConfigurationsThatFit) {
+  const SearchResult result = run_search(small_request(0), local_simulator(2));
+  const BruteForce& b = brute_force();
+  ASSERT_GT(b.out_of_memory, 0);
+  ASSERT_GT(b.fitting.size(), 4u);
+  EXPECT_EQ(result.counts.out_of_memory, b.out_of_memory);
+  EXPECT_EQ(result.counts.invalid, b.invalid);
+  EXPECT_EQ(result.counts.bounded, 0);
+  // Simulated: what fits, less full recompute where none fits too.
+  std::set<std::string> expected, simulated;
+  for (const auto& [config, seconds] : b.fitting)
+    if (!(config.ends_with("full") && b.fitting.count(config.substr(0, config.size() - 4) + "none"))) expected.insert(config);
+  for (const SearchRow& row : result.rows) {
+    simulated.insert(describe(row.scenario));
+    EXPECT_NEAR(row.figures.step_seconds, b.fitting.at(describe(row.scenario)), 1e-12) << describe(row.scenario);
+  }
+  EXPECT_EQ(simulated, expected);
+  EXPECT_EQ(result.counts.dominated, static_cast<long long>(b.fitting.size() - expected.size()));
+  EXPECT_EQ(result.counts.enumerated, result.counts.duplicates + result.counts.invalid + result.counts.out_of_memory +
+                                          result.counts.dominated + result.counts.simulated);
+}
+
+TEST(Search, BestEqualsTheBestOfEveryConfigurationAndBoundingSkipsSome) {
+  const SearchResult result = run_search(small_request(1), local_simulator(2));
+  double best = 1e300;
+  for (const auto& [config, seconds] : brute_force().fitting) best = std::min(best, seconds);
+  ASSERT_FALSE(result.rows.empty());
+  EXPECT_DOUBLE_EQ(result.rows.front().figures.step_seconds, best);
+  EXPECT_GT(result.counts.bounded, 0);
+  for (size_t i = 1; i < result.rows.size(); ++i) EXPECT_LE(result.rows[i - 1].objective, result.rows[i].objective);
+}
+
+TEST(Search, RanksByCostAcrossClusterSizesAndKeepsTheParetoFront) {
+  SearchRequest request = small_request(3);
+  request.gpu_counts = {4, 8};
+  request.objective = Objective::cost;
+  const SearchResult result = run_search(request, local_simulator(2));
+  EXPECT_EQ(result.cost_unit, "USD");
+  ASSERT_GE(result.rows.size(), 3u);
+  for (size_t i = 1; i < result.rows.size(); ++i) EXPECT_LE(result.rows[i - 1].cost, result.rows[i].cost);
+  // The front: no configuration is both faster and cheaper than one of it.
+  const SearchResult all = [&] {
+    SearchRequest r = request;
+    r.top = 0;
+    return run_search(r, local_simulator(2));
+  }();
+  std::vector<std::pair<double, double>> front;
+  for (int i : result.pareto) front.push_back({result.rows[i].seconds_to_train, result.rows[i].cost});
+  std::vector<std::pair<double, double>> expected;
+  for (int i : all.pareto) expected.push_back({all.rows[i].seconds_to_train, all.rows[i].cost});
+  EXPECT_EQ(front, expected);
+  for (int i : result.pareto)
+    for (const SearchRow& r : all.rows)
+      EXPECT_FALSE(r.seconds_to_train < result.rows[i].seconds_to_train && r.cost < result.rows[i].cost);
+}
+
+TEST(Search, LowerBoundNeverExceedsTheSimulatedStep) {
+  const json variants[] = {json::object(),
+                           {{"zero_stage", 1}},
+                           {{"overlap_grad_reduce", true}, {"overlap_p2p_communication", true}},
+                           {{"dp_compression_ratio", 4}},
+                           {{"dp_sync", "tree"}}};
+  for (const std::string& schedule : {"gpipe", "1f1b", "zb_h1", "interleaved_1f1b"})
+    for (int tp : {1, 4})
+      for (const json& variant : variants) {
+        json doc = fixtures::scenario_json(tp, 2, 16 / (2 * tp), 8, schedule, schedule == "interleaved_1f1b" ? 2 : 0);
+        doc["parallelism"].update(variant);
+        const Scenario s = fixtures::scenario_from(doc);
+        const Workload w = build_workload(s);
+        const double bound = step_lower_bound_seconds(s, w, *make_cost_model(s));
+        const double step = simulate(s).timeline.step_seconds;
+        EXPECT_GT(bound, 0.6 * step) << schedule << " tp" << tp << " " << variant;  // tight enough to prune
+        EXPECT_LE(bound, step) << schedule << " tp" << tp << " " << variant;
+      }
+}
+
+TEST(Search, VariesAnyScenarioFieldSuchAsTheBucketSize) {
+  SearchRequest request = small_request(0);
+  request.dimensions = {{"tensor_model_parallel_size", {2}},        {"pipeline_model_parallel_size", {1}},
+                        {"virtual_stages", {1}},                    {"micro_batch_size", {1}},
+                        {"schedule", {"1f1b"}},
+                        {"zero_stage", {0}},                        {"recompute_granularity", {"full"}},
+                        {"sequence_parallel", {false}},             {"ddp_bucket_size", {1000000, 40000000}},
+                        {"dp_sync", {"ring", "parameter_server"}}, {"parameter_servers", {1, 2}}};
+  const SearchResult result = run_search(request, local_simulator(2));
+  EXPECT_EQ(result.columns, (std::vector<std::string>{"ddp_bucket_size", "dp_sync", "parameter_servers"}));
+  // ring x 2 buckets, parameter_server x 2 buckets x 2 server counts.
+  EXPECT_EQ(result.rows.size(), 6u);
+  EXPECT_EQ(result.counts.duplicates, 2);
+  EXPECT_THAT(to_text(result, 0), HasSubstr("ps x2"));
+}
+
+class SearchCli : public testing::Test {
+protected:
+  void SetUp() override { std::ofstream(path("scenario.json")) << small_scenario().dump(2); }
+  std::string path(const std::string& name) const { return (temporary_.path() / name).string(); }
+  std::vector<std::string> search_args() const {
+    return {"search",         path("scenario.json"), "--gpus",   "4,8",
+            "--vary",         "tensor_model_parallel_size=1,2",   "--vary",   "pipeline_model_parallel_size=1,2",
+            "--vary",         "recompute_granularity=full",        "--set",    "micro_batch_size=1",
+            "--set",          "schedule=1f1b",                     "--set",    "sequence_parallel=false",
+            "--vary",         "virtual_stages=1",                  "--top",    "3",
+            "--objective",    "cost",                              "--quiet"};
+  }
+
+  fixtures::TemporaryDirectory temporary_{"search"};
+};
+
+TEST_F(SearchCli, OutputIsTheSameForOneAndTwoJobs) {
+  std::vector<std::string> outputs;
+  for (const std::string jobs : {"1", "2"}) {
+    std::vector<std::string> args = search_args();
+    args.insert(args.end(), {"--jobs", jobs, "--csv", path("s" + jobs + ".csv"), "--json", path("s" + jobs + ".json"),
+                             "--pareto-svg", path("s" + jobs + ".svg")});
+    const fixtures::CliResult r = fixtures::run_simtrain(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    outputs.push_back(r.out);
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_THAT(outputs[0], HasSubstr("ranked by cost"));
+  EXPECT_THAT(outputs[0], HasSubstr("Pareto front"));
+  for (const char* ext : {".csv", ".json", ".svg"}) EXPECT_EQ(read_text(path(std::string("s1") + ext)), read_text(path(std::string("s2") + ext)));
+  EXPECT_EQ(fixtures::read_json(path("s1.json"))["counts"]["simulated"], fixtures::read_json(path("s1.json"))["rows"].size());
+}
+
+// A tiny XML well-formedness check: tags nest and close, attributes are quoted.
+bool well_formed_xml(const std::string& text, int& elements) {
+  std::vector<std::string> open;
+  elements = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != '<') {
+      if (text[i] == '&' && text.find(';', i) == std::string::npos) return false;
+      ++i;
+      continue;
+    }
+    const size_t end = text.find('>', i);
+    if (end == std::string::npos) return false;
+    const std::string tag = text.substr(i + 1, end - i - 1);
+    i = end + 1;
+    if (tag.starts_with("?")) continue;
+    if (tag.starts_with("/")) {
+      if (open.empty() || open.back() != tag.substr(1)) return false;
+      open.pop_back();
+      continue;
+    }
+    const std::string name = tag.substr(0, tag.find_first_of(" /"));
+    if (std::count(tag.begin(), tag.end(), '"') % 2) return false;
+    ++elements;
+    if (!tag.ends_with("/")) open.push_back(name);
+  }
+  return open.empty();
+}
+
+TEST_F(SearchCli, ParetoSvgIsWellFormedWithUnitsOnItsAxes) {
+  std::vector<std::string> args = search_args();
+  args.insert(args.end(), {"--pareto-svg", path("front.svg")});
+  const fixtures::CliResult r = fixtures::run_simtrain(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = read_text(path("front.svg"));
+  int elements = 0;
+  EXPECT_TRUE(well_formed_xml(svg, elements));
+  EXPECT_GT(elements, 10);
+  EXPECT_THAT(svg, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_THAT(svg, HasSubstr("(hours)"));
+  EXPECT_THAT(svg, HasSubstr("(USD)"));
+  EXPECT_THAT(svg, HasSubstr("<polyline"));
+}
+
+TEST_F(SearchCli, BadOptionsAreInputErrors) {
+  std::vector<std::string> args = search_args();
+  args.insert(args.end(), {"--vary", "zero_stage"});
+  const fixtures::CliResult r = fixtures::run_simtrain(args);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--vary zero_stage: expected key=value"));
+}
+
+TEST_F(SearchCli, MpiRanksGatherTheSameTableAsOneProcess) {
+#ifndef SIMTRAIN_MPIEXEC
+  GTEST_SKIP() << "simtrain was built without MPI (install libopenmpi-dev and reconfigure)";
+#else
+  if (::access(SIMTRAIN_MPIEXEC, X_OK) != 0) GTEST_SKIP() << "no " << SIMTRAIN_MPIEXEC << ": cannot run mpirun";
+  const fixtures::CliResult single = fixtures::run_simtrain(search_args());
+  ASSERT_EQ(single.code, 0) << single.err;
+  std::string command = std::string(SIMTRAIN_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 3 " + SIMTRAIN_BINARY;
+  for (const std::string& a : search_args()) command += " '" + a + "'";
+  command += " 2>" + path("mpi.err");
+  std::string mpi_out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) mpi_out.append(buffer, n);
+  ASSERT_EQ(::pclose(pipe), 0) << read_text(path("mpi.err"));
+  EXPECT_EQ(mpi_out, single.out);
+#endif
+}
+
+}  // namespace
+}  // namespace simtrain
