@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # simtrain quick start on Debian 12 (as root, or with sudo):
 #   ./run.sh demo   install what is missing, build, simulate the default scenario
-#   ./run.sh test   install what is missing, build, run every test, then again
-#                   under AddressSanitizer + UBSan (CMakePresets.json, build-asan/)
+#   ./run.sh test   install what is missing, build, run every test
+#   ./run.sh asan   the same tests under AddressSanitizer + UBSan (CMakePresets.json, build-asan/)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -35,6 +35,7 @@ sanitized_tests() {
 
 case "${1:-demo}" in
   demo) install_packages; build simtrain; ./build/simtrain simulate ;;
-  test) install_packages; build; ctest --test-dir build --output-on-failure; sanitized_tests ;;
-  *) echo "usage: $0 demo|test" >&2; exit 2 ;;
+  test) install_packages; build; ctest --test-dir build --output-on-failure ;;
+  asan) install_packages; sanitized_tests ;;
+  *) echo "usage: $0 demo|test|asan" >&2; exit 2 ;;
 esac
