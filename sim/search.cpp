@@ -4,11 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <thread>
 
-#include "engine/replay.hpp"
+#include "engine/child_process.hpp"
 #include "input_error.hpp"
 #include "memory_model.hpp"
 #include "profiled_cost_model.hpp"
@@ -70,34 +68,28 @@ StepFigures step_figures_from_json(const nlohmann::json& j) {
 
 BatchSimulator local_simulator(int jobs, const std::atomic<bool>* cancel) {
   return [jobs, cancel](const std::vector<const Scenario*>& batch, const std::function<void()>& on_done) {
-    std::vector<StepFigures> figures(batch.size());
-    std::atomic<size_t> next{0};
-    std::mutex mutex;
-    std::exception_ptr interrupted;
-    auto work = [&] {
-      for (size_t i; (i = next++) < batch.size();) {
-        try {
-          ReplayOptions options;
-          options.cancel = cancel;
-          const StepReport r = simulate(*batch[i], options).report;
-          figures[i] = {r.step_seconds, r.tokens_per_second, r.model_tflops_per_gpu, r.mfu, r.bubble_fraction,
-                        r.most_exposed_over_compute, ""};
-        } catch (const Interrupted&) {
-          const std::lock_guard lock(mutex);
-          interrupted = std::current_exception();
-          next = batch.size();
-        } catch (const std::exception& e) {
-          figures[i].error = e.what();
-        }
-        const std::lock_guard lock(mutex);
-        if (on_done) on_done();
-      }
-    };
-    std::vector<std::thread> threads;
-    for (int t = 1; t < std::min<int>(jobs, static_cast<int>(batch.size())); ++t) threads.emplace_back(work);
-    work();
-    for (std::thread& t : threads) t.join();
-    if (interrupted) std::rethrow_exception(interrupted);
+    ChildOptions options;
+    options.cancel = cancel;
+    // Each configuration in a child of its own (whose replay forks once more).
+    const std::vector<std::string> results = run_in_children(
+        batch.size(), jobs,
+        [&](size_t i) {
+          StepFigures f;
+          try {
+            const StepReport r = simulate(*batch[i]).report;
+            f = {r.step_seconds, r.tokens_per_second, r.model_tflops_per_gpu, r.mfu, r.bubble_fraction,
+                 r.most_exposed_over_compute, ""};
+          } catch (const std::exception& e) {
+            f.error = e.what();
+          }
+          return to_json(f).dump();
+        },
+        [&](size_t) {
+          if (on_done) on_done();
+        },
+        options);
+    std::vector<StepFigures> figures;
+    for (const std::string& text : results) figures.push_back(step_figures_from_json(nlohmann::json::parse(text)));
     return figures;
   };
 }

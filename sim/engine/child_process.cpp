@@ -1,10 +1,12 @@
 #include "child_process.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -60,63 +62,136 @@ void deliver_messages(std::string& pending, const ChildOptions& options) {
   _exit(status);  // skip static destructors shared with the parent
 }
 
-}  // namespace
+// Ctrl-C sets `interrupted` while the parent waits (no SA_RESTART: poll()
+// returns); children get the handler the parent had before.
+class InterruptHandler {
+public:
+  InterruptHandler() {
+    struct sigaction action = {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_);
+    interrupted = 0;
+  }
+  ~InterruptHandler() { sigaction(SIGINT, &previous_, nullptr); }
+  const struct sigaction& previous() const { return previous_; }
 
-std::string run_in_child(const std::function<std::string(const ProgressSender&)>& produce,
-                         const ChildOptions& options) {
+private:
+  struct sigaction previous_ = {};
+};
+
+// A forked child and what it has written so far.
+struct Child {
+  pid_t pid = -1;
+  int fds[2] = {-1, -1};  // read ends: its result, its messages
+  std::string result, messages;
+  bool running() const { return fds[0] >= 0 || fds[1] >= 0; }
+};
+
+Child start_child(const std::function<std::string(const ProgressSender&)>& produce, const InterruptHandler& handler) {
   int result_pipe[2], message_pipe[2];
   if (::pipe(result_pipe) != 0 || ::pipe(message_pipe) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  struct sigaction action = {}, previous = {};
-  action.sa_handler = on_interrupt;  // no SA_RESTART: poll() returns on Ctrl-C
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &previous);
-  interrupted = 0;
-
   std::fflush(nullptr);  // or the child would print the parent's pending output again
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    sigaction(SIGINT, &previous, nullptr);
+  Child child;
+  child.pid = ::fork();
+  if (child.pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child.pid == 0) {
+    sigaction(SIGINT, &handler.previous(), nullptr);
     ::close(result_pipe[0]);
     ::close(message_pipe[0]);
     run_child(produce, result_pipe[1], message_pipe[1]);
   }
   ::close(result_pipe[1]);
   ::close(message_pipe[1]);
+  child.fds[0] = result_pipe[0];
+  child.fds[1] = message_pipe[0];
+  return child;
+}
 
-  std::string result, messages;
-  pollfd fds[2] = {{result_pipe[0], POLLIN, 0}, {message_pipe[0], POLLIN, 0}};
-  bool cancelled = false;
+// Reads what the children wrote, waiting at most 100 ms; false once cancelled.
+bool read_children(const std::vector<Child*>& children, const ChildOptions& options) {
+  if (interrupted || (options.cancel && options.cancel->load())) return false;
+  std::vector<pollfd> fds;
+  for (const Child* c : children)
+    for (int fd : c->fds) fds.push_back({fd, POLLIN, 0});  // poll skips fds of -1
+  if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR)
+    throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
   char buffer[1 << 16];
-  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-    cancelled = interrupted || (options.cancel && options.cancel->load());
-    if (cancelled) break;
-    if (::poll(fds, 2, 100) < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        (i == 0 ? result : messages).append(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-      }
+  for (size_t i = 0; i < fds.size(); ++i) {
+    Child& c = *children[i / 2];
+    int& fd = c.fds[i % 2];
+    if (fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      (i % 2 == 0 ? c.result : c.messages).append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      ::close(fd);
+      fd = -1;
     }
-    deliver_messages(messages, options);
   }
-  for (const pollfd& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  if (cancelled) ::kill(child, SIGKILL);
+  for (Child* c : children) deliver_messages(c->messages, options);
+  return true;
+}
+
+// Reaps the child (killed first if asked) and returns its result; throws if it failed.
+std::string finish_child(Child& child, bool kill) {
+  for (int& fd : child.fds)
+    if (fd >= 0) ::close(fd), fd = -1;
+  if (kill) ::kill(child.pid, SIGKILL);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  sigaction(SIGINT, &previous, nullptr);
-  if (cancelled) throw Interrupted();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (!kill && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
     throw std::runtime_error(WIFSIGNALED(status) ? "simulation process killed by signal " + std::to_string(WTERMSIG(status))
                                                  : "simulation process failed");
+  return std::move(child.result);
+}
+
+}  // namespace
+
+std::string run_in_child(const std::function<std::string(const ProgressSender&)>& produce,
+                         const ChildOptions& options) {
+  const InterruptHandler handler;
+  Child child = start_child(produce, handler);
+  bool cancelled = false;
+  while (child.running() && !cancelled) cancelled = !read_children({&child}, options);
+  std::string result = finish_child(child, cancelled);
+  if (cancelled) throw Interrupted();
   return result;
+}
+
+std::vector<std::string> run_in_children(size_t count, int at_once, const std::function<std::string(size_t)>& produce,
+                                         const std::function<void(size_t)>& on_done, const ChildOptions& options) {
+  const InterruptHandler handler;
+  std::vector<std::string> results(count);
+  std::vector<std::pair<size_t, Child>> running;  // item, child
+  auto kill_running = [&] {
+    for (auto& [item, child] : running) finish_child(child, true);
+    running.clear();
+  };
+  try {
+    for (size_t next = 0; next < count || !running.empty();) {
+      for (; next < count && static_cast<int>(running.size()) < std::max(at_once, 1); ++next)
+        running.emplace_back(next, start_child([&produce, next](const ProgressSender&) { return produce(next); }, handler));
+      std::vector<Child*> children;
+      for (auto& [item, child] : running) children.push_back(&child);
+      if (!read_children(children, options)) throw Interrupted();
+      for (auto it = running.begin(); it != running.end();) {
+        if (it->second.running()) {
+          ++it;
+          continue;
+        }
+        results[it->first] = finish_child(it->second, false);
+        if (on_done) on_done(it->first);
+        it = running.erase(it);
+      }
+    }
+  } catch (...) {
+    kill_running();
+    throw;
+  }
+  return results;
 }
 
 }  // namespace simtrain
