@@ -19,16 +19,28 @@ namespace simtrain {
 
 PreparedKernel::PreparedKernel(const KernelCall& call, const cuda::CublasLt& cublas, cudaStream_t stream)
     : stream_(stream) {
+  prepare_any(call, &cublas);
+  cuda::check(cudaStreamSynchronize(stream_), "filling the inputs");
+}
+
+PreparedKernel::PreparedKernel(const KernelCall& call, Counting) : counting_(true) { prepare_any(call, nullptr); }
+
+double PreparedKernel::bytes_needed(const KernelCall& call) { return PreparedKernel(call, Counting{}).counted_bytes_; }
+
+void PreparedKernel::prepare_any(const KernelCall& call, const cuda::CublasLt* cublas) {
   if (call.kernel == Kernel::gemm)
     prepare_gemm(call, cublas);
   else if (call.dtype == Dtype::fp16)
     prepare<__half>(call);
   else
     prepare<__nv_bfloat16>(call);
-  cuda::check(cudaStreamSynchronize(stream_), "filling the inputs");
 }
 
 void* PreparedKernel::zeroed(int64_t bytes) {
+  if (counting_) {
+    counted_bytes_ += double(bytes);
+    return nullptr;
+  }
   buffers_.emplace_back(size_t(bytes));
   cuda::check(cudaMemsetAsync(buffers_.back().get(), 0, size_t(bytes), stream_), "cudaMemsetAsync");
   return buffers_.back().get();
@@ -37,19 +49,21 @@ void* PreparedKernel::zeroed(int64_t bytes) {
 template <typename E>
 E* PreparedKernel::filled(int64_t count, float low, float high) {
   E* data = static_cast<E*>(zeroed(count * int64_t(sizeof(E))));
+  if (counting_) return data;
   cuda::fill_uniform(data, count, low, high, seed_++, stream_);
   return data;
 }
 
 int* PreparedKernel::indices(int64_t count, int64_t range) {
   int* data = static_cast<int*>(zeroed(count * int64_t(sizeof(int))));
+  if (counting_) return data;
   cuda::fill_indices(data, count, int(range), seed_++, stream_);
   return data;
 }
 
-void PreparedKernel::prepare_gemm(const KernelCall& call, const cuda::CublasLt& cublas) {
+void PreparedKernel::prepare_gemm(const KernelCall& call, const cuda::CublasLt* cublas) {
   const int64_t m = call.sizes.at(0), n = call.sizes.at(1), k = call.sizes.at(2);
-  gemm_ = std::make_unique<cuda::GemmPlan>(cublas, call.dtype, m, n, k);
+  if (!counting_) gemm_ = std::make_unique<cuda::GemmPlan>(*cublas, call.dtype, m, n, k);
   void *x, *w;
   if (call.dtype == Dtype::fp8) {
     x = filled<__nv_fp8_e4m3>(m * k), w = filled<__nv_fp8_e4m3>(n * k);
