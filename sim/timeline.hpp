@@ -2,10 +2,13 @@
 // When each task of a Program ran: what an executor (the SimGrid replay, or a
 // live run) hands to the report and the trace.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace simtrain {
+
+enum class Dtype;  // sim/scenario.hpp; declared here to keep this header light
 
 struct TaskTiming {
   double start = -1;
@@ -19,6 +22,13 @@ struct LinkLoad {
   double bytes_per_second = 0;  // its bandwidth (with any degradation)
 };
 
+// What a live run measured beyond each task's start and end.
+struct LiveRecord {
+  std::string device;  // what ran the step: CUDA's device name, or "host CPU (MPI backend)"
+  Dtype dtype{};       // Dtype::bf16 (its first value, 0); the scenario's training.dtype
+  std::vector<std::vector<double>> op_seconds;  // indexed by task id: each op of the task's Work, in order; empty for other tasks
+};
+
 struct Timeline {
   std::vector<TaskTiming> tasks;  // indexed by task id; every rank's tasks (start -1: never ran)
   double step_seconds = 0;        // when the last task ended, or when the job stopped
@@ -28,6 +38,7 @@ struct Timeline {
   uint64_t closed_form_collectives = 0;
   uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)
   std::vector<LinkLoad> busiest_links;  // highest bytes / bandwidth first, at most 10
+  std::optional<LiveRecord> live;       // set by live runs only
 };
 
 }  // namespace simtrain

@@ -1,8 +1,14 @@
 #include "trace.hpp"
 
+#include <charconv>
 #include <cstdio>
+#include <stdexcept>
+
+#include "scenario.hpp"
 
 namespace simtrain {
+
+static_assert(Dtype{} == Dtype::bf16, "LiveRecord::dtype (sim/timeline.hpp) defaults to the first Dtype, bf16");
 
 namespace {
 
@@ -16,10 +22,44 @@ std::string escaped(const std::string& text) {
   return out;
 }
 
+// The shortest text that reads back as the same double (live measurements
+// round-trip exactly).
+std::string number(double value) {
+  char text[32];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+  return error == std::errc() ? std::string(text, end) : "0";
+}
+
+// ,"ops":[{"op":"qkv","class":"gemm","shape":[...],"flops":...,"bytes":...,"seconds":...},...]
+std::string ops_field(const Work& work, const std::vector<double>& seconds, const Task& task) {
+  if (seconds.size() != work.ops.size())
+    throw std::logic_error("live record of task " + std::to_string(task.id) + " ('" + task.name + "') has " +
+                           std::to_string(seconds.size()) + " op times for the " + std::to_string(work.ops.size()) +
+                           " ops of its work");
+  std::string field = ",\"ops\":[";
+  for (size_t i = 0; i < work.ops.size(); ++i) {
+    const Op& op = work.ops[i];
+    if (i) field += ',';
+    field += "{\"op\":\"" + escaped(op.name) + "\",\"class\":\"" + to_string(op.op_class) + "\",\"shape\":[";
+    for (size_t d = 0; d < op.shape.size(); ++d) {
+      if (d) field += ',';
+      field += std::to_string(op.shape[d]);
+    }
+    field += "],\"flops\":" + number(op.flops) + ",\"bytes\":" + number(op.bytes) +
+             ",\"seconds\":" + number(seconds[i]) + "}";
+  }
+  return field + "]";
+}
+
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const Program& program, const Timeline& timeline) {
-  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  const LiveRecord* live = timeline.live ? &*timeline.live : nullptr;
+  out << "{\"displayTimeUnit\":\"ms\",";
+  if (live)  // what the reader and `compare` tell live traces by
+    out << "\"otherData\":{\"source\":\"live\",\"device\":\"" << escaped(live->device) << "\",\"dtype\":\""
+        << to_string(live->dtype) << "\"},\n";
+  out << "\"traceEvents\":[\n";
   char buffer[512];
   bool first = true;
   auto emit = [&](const std::string& event) {
@@ -57,6 +97,8 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
                       t.bytes, t.count);
         event += buffer;
       }
+      if (live && t.work >= 0 && static_cast<size_t>(id) < live->op_seconds.size() && !live->op_seconds[id].empty())
+        event += ops_field(program.works[t.work], live->op_seconds[id], t);
       emit(event + "}}");
     }
   }

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 
 #include "input_error.hpp"
 #include "json_fields.hpp"
+#include "scenario.hpp"
 
 namespace simtrain {
 
@@ -23,6 +25,51 @@ std::optional<Enum> enum_named(const std::string& text, int count) {
 constexpr int task_kinds = static_cast<int>(TaskKind::DECOMPRESS) + 1;
 constexpr int streams = static_cast<int>(Stream::dp_gather) + 1;
 constexpr int comm_dims = static_cast<int>(CommDim::dp) + 1;
+constexpr int op_classes = static_cast<int>(OpClass::optimizer) + 1;
+constexpr int dtypes = static_cast<int>(Dtype::fp8) + 1;
+
+// One element of a live trace's "ops": the Op and the seconds it took.
+std::pair<Op, double> parse_op(const nlohmann::json& value, const std::string& source, const std::string& where) {
+  JsonFields f(value, source, where);
+  Op op;
+  op.name = f.text("op").value_or("");
+  if (op.name.empty()) f.fail("op", "missing");
+  const std::string op_class = f.text("class").value_or("");
+  const std::optional<OpClass> c = enum_named<OpClass>(op_class, op_classes);
+  if (!c) f.fail("class", op_class.empty() ? "missing" : "unknown op class '" + op_class + "'");
+  op.op_class = *c;
+  const nlohmann::json& shape = f.raw("shape");
+  if (!shape.is_array() || shape.empty()) f.fail("shape", "expected a non-empty array of positive integers, got " + shape.dump());
+  for (const nlohmann::json& dimension : shape) {
+    if (!dimension.is_number_integer() || dimension.get<int64_t>() < 1)
+      f.fail("shape", "expected a non-empty array of positive integers, got " + shape.dump());
+    op.shape.push_back(dimension.get<int64_t>());
+  }
+  op.flops = f.required_number("flops");
+  op.bytes = f.required_number("bytes");
+  constexpr double any = std::numeric_limits<double>::lowest();  // the sign is checked below, with a clearer message
+  const double seconds = f.required_number("seconds", any);
+  if (seconds < 0) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    f.fail("seconds", std::string("must not be negative, got ") + text);
+  }
+  f.reject_unknown();
+  return {std::move(op), seconds};
+}
+
+// A Work's identity in a trace: its ops without their times.
+std::string ops_key(const std::vector<Op>& ops) {
+  std::string key;
+  for (const Op& op : ops) {
+    key += op.name + '\x1f' + to_string(op.op_class);
+    for (int64_t d : op.shape) key += ' ' + std::to_string(d);
+    char numbers[64];
+    std::snprintf(numbers, sizeof numbers, " %.17g %.17g\x1e", op.flops, op.bytes);
+    key += numbers;
+  }
+  return key;
+}
 
 class TraceBuilder {
 public:
@@ -36,7 +83,7 @@ public:
     if (*phase == "M" && f.text("name") == "process_name") add_rank_name(f, where);
     if (*phase != "X") return;  // metadata, instants and counters carry no task
 
-    Recorded r{{}, {}, index};
+    Recorded r{{}, {}, index, {}, {}};
     Task& t = r.task;
     t.rank = static_cast<int>(f.required_integer("pid", 0));
     const int64_t tid = f.required_integer("tid", 0);
@@ -58,12 +105,24 @@ public:
     t.dim = enum_named<CommDim>(args.choice("dim", {"none", "tp", "pp", "dp"}).value_or("none"), comm_dims).value();
     t.bytes = args.number("bytes").value_or(0);
     t.count = static_cast<int>(args.integer("count").value_or(1));
+    if (args.has("ops")) {  // live traces: what each op of a compute task took
+      if (!is_compute(t.kind)) args.fail("ops", "only compute tasks run ops, this is a " + category + " task");
+      const nlohmann::json& ops = args.raw("ops");
+      if (!ops.is_array()) args.fail("ops", "expected an array, got " + ops.dump());
+      for (size_t i = 0; i < ops.size(); ++i) {
+        auto [op, seconds] = parse_op(ops[i], source_, where + "args.ops[" + std::to_string(i) + "].");
+        r.ops.push_back(std::move(op));
+        r.op_seconds.push_back(seconds);
+      }
+    }
     recorded_.push_back(std::move(r));
   }
 
-  RecordedStep finish() {
+  // `document`: the top level less its events, where live traces keep "otherData".
+  RecordedStep finish(const nlohmann::json& document) {
     if (recorded_.empty()) throw InputError(source_, "traceEvents", "no task events (\"ph\": \"X\"): not a simtrain trace");
     RecordedStep step;
+    step.source = source_;
     Program& p = step.program;
     const size_t n = recorded_.size();
     p.tasks.resize(n);
@@ -105,6 +164,7 @@ public:
       stages = std::max(stages, r.task.stage + 1);
     }
     p.virtual_stages = std::max(1, stages / p.pipeline_size);
+    read_live_record(document, step);
     return step;
   }
 
@@ -113,7 +173,52 @@ private:
     Task task;
     TaskTiming timing;
     size_t index;  // in traceEvents, for messages
+    std::vector<Op> ops;  // live traces: the task's ops and what each took
+    std::vector<double> op_seconds;
   };
+
+  // otherData {"source": "live", "device": ..., "dtype": ...} and the tasks'
+  // ops, as Works shared by the tasks that ran the same ops.
+  void read_live_record(const nlohmann::json& document, RecordedStep& step) {
+    std::optional<std::string> source;
+    std::optional<LiveRecord> live;
+    if (document.is_object() && document.contains("otherData")) {
+      JsonFields other(document["otherData"], source_, "otherData.");
+      source = other.text("source");
+      if (source == "live") {
+        live.emplace();
+        const std::optional<std::string> device = other.text("device");
+        if (!device) other.fail("device", "missing (a live trace names what ran it)");
+        live->device = *device;
+        const std::optional<std::string> dtype = other.choice("dtype", {"bf16", "fp16", "fp8"});
+        if (!dtype) other.fail("dtype", "missing (a live trace names the dtype it ran in)");
+        live->dtype = *enum_named<Dtype>(*dtype, dtypes);
+        live->op_seconds.resize(step.program.tasks.size());
+      }
+    }
+    std::map<std::string, int> works;  // ops_key -> index in program.works
+    for (Recorded& r : recorded_) {
+      if (r.ops.empty()) continue;
+      if (!live)
+        throw InputError(source_, "traceEvents[" + std::to_string(r.index) + "].args.ops",
+                         "op times in a trace whose otherData.source is not \"live\"");
+      auto [it, inserted] = works.try_emplace(ops_key(r.ops), static_cast<int>(step.program.works.size()));
+      if (inserted) {
+        Work work;
+        if (r.task.stage >= 0) {  // "s3 F", as task names begin
+          work.name = 's';
+          work.name += std::to_string(r.task.stage);
+          work.name += ' ';
+        }
+        work.name += to_string(r.task.kind);
+        work.ops = std::move(r.ops);
+        step.program.works.push_back(std::move(work));
+      }
+      step.program.tasks[r.task.id].work = it->second;
+      live->op_seconds[r.task.id] = std::move(r.op_seconds);
+    }
+    step.timeline.live = std::move(live);
+  }
 
   // "rank 17 (tp 1, pp 0, dp 2)", as write_chrome_trace names processes.
   void add_rank_name(JsonFields& f, const std::string& where) {
@@ -153,12 +258,13 @@ RecordedStep read_chrome_trace(std::istream& in, const std::string& source) {
     builder.add_event(parsed, index++);
     return false;
   };
+  nlohmann::json rest;  // the document minus its events
   try {
-    [[maybe_unused]] const nlohmann::json rest = nlohmann::json::parse(in, on_parse);  // the document minus its events
+    rest = nlohmann::json::parse(in, on_parse);
   } catch (const nlohmann::json::parse_error& error) {
     throw InputError(source, "", std::string("malformed JSON: ") + error.what());
   }
-  return builder.finish();
+  return builder.finish(rest);
 }
 
 RecordedStep read_chrome_trace_file(const std::string& path) {

@@ -4,8 +4,13 @@
 // and its Timeline, so that the report's time splits, the GUI and `compare`
 // treat a recorded step like a simulated one.
 //
-// A trace carries no works, groups or dependencies: the Program read back has
-// none (compute tasks have work = -1, every deps list is empty). Ranks and
+// A trace carries no groups or dependencies: the Program read back has none
+// (every deps list is empty). A simulated trace carries no works either
+// (compute tasks have work = -1). A live trace (top-level "otherData":
+// {"source": "live", "device": ..., "dtype": ...}) gives the Timeline its
+// LiveRecord, and each compute task whose args list "ops" (name, class,
+// shape, flops, bytes, seconds) a Work holding those Ops, shared by the tasks
+// that ran the same ops, with each op's seconds in live->op_seconds. Ranks and
 // their coordinates come from the process names ("rank 17 (tp 1, pp 0, dp 2)").
 #include <istream>
 #include <string>
@@ -18,6 +23,7 @@ namespace simtrain {
 struct RecordedStep {
   Program program;
   Timeline timeline;
+  std::string source;  // the trace it was read from, for messages
 };
 
 // `source` names the input in messages. Throws InputError naming the event

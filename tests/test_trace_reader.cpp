@@ -161,6 +161,101 @@ TEST(TraceReader, RefusesMalformedInputNamingEventAndField) {
               HasSubstr("no task events"));
 }
 
+TEST(TraceReader, GivesBackALiveRecordWithEachComputeTasksOps) {
+  Step step = made_up_step(2, 2, 2, "1f1b");
+  const Program& p = step.program;
+  LiveRecord& live = step.timeline.live.emplace();
+  live.device = "NVIDIA H100 80GB HBM3 \"test\"";
+  live.dtype = Dtype::fp8;
+  live.op_seconds.resize(p.tasks.size());
+  int timed = 0;
+  for (const Task& t : p.tasks) {
+    if (t.work < 0 || p.works[t.work].ops.empty()) continue;
+    ++timed;
+    for (size_t i = 0; i < p.works[t.work].ops.size(); ++i)
+      live.op_seconds[t.id].push_back((t.id + 1) * 1e-6 / 3 * static_cast<double>(i + 1));
+  }
+  ASSERT_GT(timed, 0);
+  std::stringstream trace;
+  write_chrome_trace(trace, p, step.timeline);
+  EXPECT_THAT(trace.str(), HasSubstr(R"("otherData":{"source":"live","device":"NVIDIA H100 80GB HBM3 \"test\"","dtype":"fp8"})"));
+  const RecordedStep read = read_chrome_trace(trace, "live.json");
+  EXPECT_EQ(read.source, "live.json");
+  ASSERT_TRUE(read.timeline.live.has_value());
+  EXPECT_EQ(read.timeline.live->device, live.device);
+  EXPECT_EQ(read.timeline.live->dtype, Dtype::fp8);
+  EXPECT_EQ(read.timeline.live->op_seconds, live.op_seconds);  // to the bit
+  for (const Task& t : p.tasks) {
+    const Task& r = read.program.tasks[t.id];
+    if (live.op_seconds[t.id].empty()) {
+      EXPECT_EQ(r.work, -1) << t.name;
+      continue;
+    }
+    ASSERT_GE(r.work, 0) << t.name;
+    const std::vector<Op>& want = p.works[t.work].ops;
+    const std::vector<Op>& got = read.program.works[r.work].ops;
+    ASSERT_EQ(got.size(), want.size()) << t.name;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].name, want[i].name);
+      EXPECT_EQ(got[i].op_class, want[i].op_class);
+      EXPECT_EQ(got[i].shape, want[i].shape);
+      EXPECT_EQ(got[i].flops, want[i].flops);
+      EXPECT_EQ(got[i].bytes, want[i].bytes);
+    }
+  }
+  EXPECT_LE(read.program.works.size(), p.works.size());  // tasks that ran the same ops share a Work
+}
+
+TEST(TraceReader, ASimulatedTraceHasNoLiveRecordAndNoWorks) {
+  const Step step = made_up_step(2, 2, 1, "1f1b");
+  std::stringstream trace;
+  write_chrome_trace(trace, step.program, step.timeline);
+  EXPECT_EQ(trace.str().rfind("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", 0), 0u);
+  EXPECT_THAT(trace.str(), testing::Not(HasSubstr("otherData")));
+  EXPECT_THAT(trace.str(), testing::Not(HasSubstr("\"ops\"")));
+  const RecordedStep read = read_chrome_trace(trace, "sim.json");
+  EXPECT_FALSE(read.timeline.live.has_value());
+  EXPECT_TRUE(read.program.works.empty());
+  // otherData of another source is no live record.
+  const RecordedStep other = read_text(R"({"otherData":{"source":"perfetto"},"traceEvents":[)" + rank0 + "," + good_task + "]}");
+  EXPECT_FALSE(other.timeline.live.has_value());
+}
+
+TEST(TraceReader, RefusesMalformedLiveRecordsNamingEventAndField) {
+  const std::string live = R"({"otherData":{"source":"live","device":"cpu","dtype":"bf16"},"traceEvents":[)" + rank0 + ",";
+  auto with_ops = [&](const std::string& ops, const std::string& cat = "F") {
+    return live + R"({"ph":"X","pid":0,"tid":0,"name":"a","cat":")" + cat + R"(","ts":0,"dur":1,"args":{"id":0,"ops":)" + ops + "}}]}";
+  };
+  const std::string qkv = R"("op":"qkv","class":"gemm","shape":[2,3,4],"flops":48,"bytes":18)";
+  const RecordedStep good = read_text(with_ops("[{" + qkv + R"(,"seconds":0.5}])"));
+  ASSERT_TRUE(good.timeline.live.has_value());
+  EXPECT_EQ(good.timeline.live->op_seconds, (std::vector<std::vector<double>>{{0.5}}));
+  EXPECT_EQ(good.program.works.at(good.program.tasks[0].work).ops.at(0).shape, (std::vector<int64_t>{2, 3, 4}));
+
+  EXPECT_THAT(error_of(with_ops("[{" + qkv + R"(,"seconds":-0.5}])")),
+              HasSubstr("t.json: traceEvents[1].args.ops[0].seconds: must not be negative, got -0.5"));
+  EXPECT_THAT(error_of(with_ops("[{" + qkv + "}]")), HasSubstr("traceEvents[1].args.ops[0].seconds: missing"));
+  EXPECT_THAT(error_of(with_ops(R"([{"op":"qkv","class":"matmul","shape":[2],"flops":1,"bytes":1,"seconds":1}])")),
+              HasSubstr("traceEvents[1].args.ops[0].class: unknown op class 'matmul'"));
+  EXPECT_THAT(error_of(with_ops(R"([{"op":"qkv","class":"gemm","shape":[2,"3"],"flops":1,"bytes":1,"seconds":1}])")),
+              HasSubstr("traceEvents[1].args.ops[0].shape: expected a non-empty array of positive integers"));
+  EXPECT_THAT(error_of(with_ops(R"([{"op":"qkv","class":"gemm","shape":[2.5],"flops":1,"bytes":1,"seconds":1}])")),
+              HasSubstr("traceEvents[1].args.ops[0].shape: expected a non-empty array of positive integers"));
+  EXPECT_THAT(error_of(with_ops("[{" + qkv + R"(,"seconds":1,"secs":2}])")), HasSubstr("traceEvents[1].args.ops[0]"));
+  EXPECT_THAT(error_of(with_ops(R"({"op":"qkv"})")), HasSubstr("traceEvents[1].args.ops: expected an array"));
+  EXPECT_THAT(error_of(with_ops("[{" + qkv + R"(,"seconds":1}])", "SEND")),
+              HasSubstr("traceEvents[1].args.ops: only compute tasks run ops, this is a SEND task"));
+  EXPECT_THAT(error_of(trace_of(R"({"ph":"X","pid":0,"tid":0,"name":"a","cat":"F","ts":0,"dur":1,"args":{"id":0,"ops":[{)" + qkv +
+                                R"(,"seconds":1}]}})")),
+              HasSubstr("traceEvents[1].args.ops: op times in a trace whose otherData.source is not \"live\""));
+  EXPECT_THAT(error_of(R"({"otherData":{"source":"live","dtype":"bf16"},"traceEvents":[)" + rank0 + "," + good_task + "]}"),
+              HasSubstr("t.json: otherData.device: missing"));
+  EXPECT_THAT(error_of(R"({"otherData":{"source":"live","device":"x","dtype":"int4"},"traceEvents":[)" + rank0 + "," + good_task + "]}"),
+              HasSubstr("t.json: otherData.dtype:"));
+  EXPECT_THAT(error_of(R"({"otherData":"live","traceEvents":[)" + rank0 + "," + good_task + "]}"),
+              HasSubstr("t.json: otherData: expected a JSON object"));
+}
+
 TEST(TraceReader, NamesAMissingFile) {
   try {
     read_chrome_trace_file("/nonexistent/step.json");

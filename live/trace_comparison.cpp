@@ -1,0 +1,204 @@
+#include "trace_comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "input_error.hpp"
+#include "text_format.hpp"
+
+namespace simtrain {
+
+namespace {
+
+constexpr size_t kExamples = 5;
+
+using TaskKey = std::tuple<int, TaskKind, std::string>;  // rank, kind, name
+
+// Each (rank, kind, name)'s task ids in start order (ties: issue order).
+std::map<TaskKey, std::vector<int>> tasks_by_key(const RecordedStep& step) {
+  std::map<TaskKey, std::vector<int>> keys;
+  for (int rank = 0; rank < static_cast<int>(step.program.rank_tasks.size()); ++rank)
+    for (int id : step.program.rank_tasks[rank]) {
+      const Task& t = step.program.tasks[id];
+      keys[{t.rank, t.kind, t.name}].push_back(id);
+    }
+  for (auto& [key, ids] : keys)
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](int a, int b) { return step.timeline.tasks[a].start < step.timeline.tasks[b].start; });
+  return keys;
+}
+
+double duration(const RecordedStep& step, int id) {
+  const TaskTiming& t = step.timeline.tasks[id];
+  return t.end - t.start;
+}
+
+// (live - simulated) / live; none where only the live duration is 0.
+std::optional<double> relative_error(double simulated, double live) {
+  if (live != 0) return (live - simulated) / live;
+  if (simulated == 0) return 0.0;
+  return std::nullopt;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
+}
+
+struct KindSamples {
+  KindComparison result;
+  std::vector<double> errors;
+};
+
+std::string example(int rank, const std::string& name) { return "rank " + std::to_string(rank) + ": " + name; }
+
+std::string percent(double fraction) { return format("%+.1f%%", fraction * 100); }
+std::string milliseconds(double seconds) { return format("%.3f ms", seconds * 1e3); }
+
+std::string kind_line(const KindComparison& k, const std::string& label) {
+  char line[512];
+  const std::string worst = k.worst_rank >= 0 ? example(k.worst_rank, k.worst_task) : "-";
+  std::snprintf(line, sizeof line, "%-10s %7d %9s %9s  %-32s %14s %14s %9s", label.c_str(), k.matched,
+                percent(k.median_error).c_str(), percent(k.worst_error).c_str(), worst.c_str(),
+                milliseconds(k.simulated_seconds).c_str(), milliseconds(k.live_seconds).c_str(),
+                percent(k.sum_error).c_str());
+  std::string text = line;
+  if (k.zero_live) text += "  (" + std::to_string(k.zero_live) + " with live duration 0)";
+  return text + "\n";
+}
+
+nlohmann::json kind_json(const KindComparison& k) {
+  nlohmann::json worst = nullptr;
+  if (k.worst_rank >= 0) worst = {{"task", k.worst_task}, {"rank", k.worst_rank}, {"error", k.worst_error}};
+  return {{"kind", to_string(k.kind)},
+          {"matched", k.matched},
+          {"zero_live", k.zero_live},
+          {"median_error", k.median_error},
+          {"worst", worst},
+          {"simulated_seconds", k.simulated_seconds},
+          {"live_seconds", k.live_seconds},
+          {"sum_error", k.sum_error}};
+}
+
+}  // namespace
+
+TraceComparison compare_traces(const RecordedStep& simulated, const RecordedStep& live) {
+  TraceComparison c;
+  c.simulated_source = simulated.source.empty() ? "the simulated trace" : simulated.source;
+  c.live_source = live.source.empty() ? "the live trace" : live.source;
+  if (simulated.program.world_size != live.program.world_size)
+    throw InputError(c.live_source, "",
+                     "has " + std::to_string(live.program.world_size) + " ranks, but " + c.simulated_source + " has " +
+                         std::to_string(simulated.program.world_size) + ": they are not traces of the same job");
+  c.world_size = live.program.world_size;
+
+  const std::map<TaskKey, std::vector<int>> sim_keys = tasks_by_key(simulated);
+  std::map<TaskKey, std::vector<int>> live_keys = tasks_by_key(live);
+  std::map<TaskKind, KindSamples> kinds;
+  auto unmatched = [](int& count, std::vector<std::string>& examples, const TaskKey& key, size_t n) {
+    count += static_cast<int>(n);
+    if (n && examples.size() < kExamples) examples.push_back(example(std::get<0>(key), std::get<2>(key)));
+  };
+  for (const auto& [key, sim_ids] : sim_keys) {
+    auto found = live_keys.find(key);
+    const std::vector<int> no_ids;
+    const std::vector<int>& live_ids = found == live_keys.end() ? no_ids : found->second;
+    const size_t pairs = std::min(sim_ids.size(), live_ids.size());
+    unmatched(c.only_simulated, c.only_simulated_examples, key, sim_ids.size() - pairs);
+    unmatched(c.only_live, c.only_live_examples, key, live_ids.size() - pairs);
+    for (size_t i = 0; i < pairs; ++i) {
+      const double sim_seconds = duration(simulated, sim_ids[i]);
+      const double live_seconds = duration(live, live_ids[i]);
+      KindSamples& samples = kinds[std::get<1>(key)];
+      KindComparison& k = samples.result;
+      ++k.matched;
+      ++c.matched;
+      k.simulated_seconds += sim_seconds;
+      k.live_seconds += live_seconds;
+      const std::optional<double> error = relative_error(sim_seconds, live_seconds);
+      if (!error) {
+        ++k.zero_live;
+        continue;
+      }
+      samples.errors.push_back(*error);
+      if (k.worst_rank < 0 || std::abs(*error) > std::abs(k.worst_error)) {
+        k.worst_error = *error;
+        k.worst_task = std::get<2>(key);
+        k.worst_rank = std::get<0>(key);
+      }
+    }
+    if (found != live_keys.end()) live_keys.erase(found);  // what is left is only in the live trace
+  }
+  for (const auto& [key, live_ids] : live_keys) unmatched(c.only_live, c.only_live_examples, key, live_ids.size());
+  if (c.matched == 0)
+    throw InputError(c.live_source, "",
+                     "not one task matches a task of " + c.simulated_source +
+                         " (tasks are matched by rank, kind and name): are they traces of the same scenario?");
+
+  for (auto& [kind, samples] : kinds) {
+    KindComparison& k = samples.result;
+    k.kind = kind;
+    k.median_error = median(samples.errors);
+    k.sum_error = relative_error(k.simulated_seconds, k.live_seconds).value_or(0);
+    if (kind == TaskKind::RECV)
+      c.recv = k;
+    else
+      c.kinds.push_back(k);
+  }
+  c.simulated_step_seconds = simulated.timeline.step_seconds;
+  c.live_step_seconds = live.timeline.step_seconds;
+  c.step_error = relative_error(c.simulated_step_seconds, c.live_step_seconds).value_or(0);
+  return c;
+}
+
+std::string to_text(const TraceComparison& c) {
+  std::string out = c.simulated_source + " (simulated) against " + c.live_source + " (live), " +
+                    std::to_string(c.world_size) + " ranks\n";
+  out += "error = (live - simulated) / live: positive where the simulation is faster\n\n";
+  char header[512];
+  std::snprintf(header, sizeof header, "%-10s %7s %9s %9s  %-32s %14s %14s %9s\n", "kind", "tasks", "median", "worst",
+                "worst task", "simulated sum", "live sum", "sum err");
+  out += header;
+  for (const KindComparison& k : c.kinds) out += kind_line(k, to_string(k.kind));
+  if (c.recv) {
+    out += "simulated receives span their send's transfer; live ones, the wait:\n";
+    out += kind_line(*c.recv, to_string(c.recv->kind));
+  }
+  out += "\n";
+  add_line(out, "step time", milliseconds(c.simulated_step_seconds) + " simulated, " + milliseconds(c.live_step_seconds) +
+                                 " live, error " + percent(c.step_error));
+  add_line(out, "tasks matched", with_commas(c.matched));
+  auto list = [&](const std::string& label, int count, const std::vector<std::string>& examples) {
+    std::string value = with_commas(count);
+    for (size_t i = 0; i < examples.size(); ++i) value += (i ? ", " : " (") + examples[i];
+    if (!examples.empty()) value += count > static_cast<int>(examples.size()) ? ", ...)" : ")";
+    add_line(out, label, value);
+  };
+  list("only simulated", c.only_simulated, c.only_simulated_examples);
+  list("only live", c.only_live, c.only_live_examples);
+  return out;
+}
+
+nlohmann::json to_json(const TraceComparison& c) {
+  nlohmann::json kinds = nlohmann::json::array();
+  for (const KindComparison& k : c.kinds) kinds.push_back(kind_json(k));
+  return {{"simulated", c.simulated_source},
+          {"live", c.live_source},
+          {"world_size", c.world_size},
+          {"kinds", kinds},
+          {"recv", c.recv ? kind_json(*c.recv) : nlohmann::json(nullptr)},
+          {"matched", c.matched},
+          {"only_simulated", {{"count", c.only_simulated}, {"examples", c.only_simulated_examples}}},
+          {"only_live", {{"count", c.only_live}, {"examples", c.only_live_examples}}},
+          {"step",
+           {{"simulated_seconds", c.simulated_step_seconds},
+            {"live_seconds", c.live_step_seconds},
+            {"error", c.step_error}}}};
+}
+
+}  // namespace simtrain
