@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(build-essential cmake ninja-build pkg-config ccache
-          libsimgrid-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+          libsimgrid-dev nlohmann-json3-dev libcli11-dev libgtest-dev libssl-dev
           qt6-base-dev qt6-svg-dev libopenmpi-dev openmpi-bin)
 
 install_packages() {
