@@ -7,6 +7,7 @@
 #include "atomic_file.hpp"
 #include "embedded_files.hpp"
 #include "input_error.hpp"
+#include "live_command.hpp"
 #include "profiler.hpp"
 #include "program_builder.hpp"
 #include "scenario_arguments.hpp"
@@ -81,6 +82,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   train_command->add_option("--report", run_report_path, "write the figures as JSON");
 
   SearchCommand search_command(app);
+  LiveCommands live_commands(app);
 
   app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
 
@@ -95,6 +97,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return 2;
   }
 
+  if (live_commands.parsed()) return live_commands.run(command_line(argc, argv), out, err);
   try {
     if (simulate_command->parsed()) {
       const Scenario scenario = simulate_args.load();

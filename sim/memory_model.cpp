@@ -128,4 +128,20 @@ std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& s, const W
   return memory;
 }
 
+constexpr double rng_state_bytes = 16 * 1024;  // CUDA and CPU generator states of one rank
+
+std::vector<double> checkpoint_bytes_per_rank(const Scenario& s, const Workload& w, const Program& program) {
+  const double d = static_cast<double>(s.parallel.data);
+  const int zero = s.parallel.zero_stage;
+  std::vector<double> bytes;
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    const double parameters = parameters_on_rank(s, w, program, rank);
+    const bool first_replica = program.coords[rank].dp == 0;
+    const double weights = zero >= 3 ? 2 * parameters / d : (first_replica ? 2 * parameters : 0);
+    const double optimizer = zero >= 1 ? 12 * parameters / d : (first_replica ? 12 * parameters : 0);
+    bytes.push_back(weights + optimizer + rng_state_bytes);
+  }
+  return bytes;
+}
+
 }  // namespace simtrain

@@ -20,6 +20,11 @@ struct MemoryBreakdown {
 // Parameters one rank holds (all its chunks; the last stage's copy of tied embeddings included).
 double parameters_on_rank(const Scenario& scenario, const Workload& workload, const Program& program, int rank);
 
+// Bytes each rank writes to a checkpoint: bf16 weights and fp32 optimizer
+// state (master weights, momentum, variance) as the strategy shards them,
+// plus its RNG state.
+std::vector<double> checkpoint_bytes_per_rank(const Scenario& scenario, const Workload& workload, const Program& program);
+
 MemoryBreakdown memory_for_rank(const Scenario& scenario, const Workload& workload, const Program& program, int rank);
 
 // The same for a GPU of each pipeline rank, from the pipeline schedule alone

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace simtrain {
 
@@ -47,6 +48,17 @@ std::vector<int> Program::stream_tasks(int rank, Stream stream) const {
   for (int id : rank_tasks[rank])
     if (tasks[id].stream == stream) ids.push_back(id);
   return ids;
+}
+
+std::vector<TaskQueue> task_queues(const Program& program, int rank) {
+  std::map<std::pair<Stream, int>, std::vector<int>> queues;  // ordered: every executor sees the same queues
+  for (int id : program.rank_tasks[rank]) {
+    const Task& t = program.tasks[id];
+    queues[{t.stream, t.stream == Stream::p2p ? t.peer : -1}].push_back(id);
+  }
+  std::vector<TaskQueue> result;
+  for (auto& [key, ids] : queues) result.push_back({key.first, key.second, std::move(ids)});
+  return result;
 }
 
 std::string format_bytes(double bytes) {

@@ -91,6 +91,16 @@ struct Program {
   std::vector<int> stream_tasks(int rank, Stream stream) const;
 };
 
+// A rank's tasks as an executor runs them: one queue per stream, and on the
+// p2p stream one per peer (as NCCL's per-peer channels), each in issue order.
+// A queue runs its tasks one after another; queues run concurrently.
+struct TaskQueue {
+  Stream stream = Stream::compute;
+  int peer = -1;  // p2p queues only
+  std::vector<int> tasks;
+};
+std::vector<TaskQueue> task_queues(const Program& program, int rank);
+
 // Human-readable byte sizes: "24MiB", "512KiB", "3.2GiB".
 std::string format_bytes(double bytes);
 

@@ -14,7 +14,6 @@ namespace simtrain {
 
 namespace {
 
-constexpr double rng_state_bytes = 16 * 1024;  // CUDA and CPU generator states of one rank
 constexpr double hour = 3600, day = 86400;
 
 int64_t steps_to_train(const Scenario& s, const TrainRequest& request, double tokens_per_step) {
@@ -58,20 +57,6 @@ FailureEvent losing_one_of(const Fabric& fabric, int link) {
 }
 
 }  // namespace
-
-std::vector<double> checkpoint_bytes_per_rank(const Scenario& s, const Workload& w, const Program& program) {
-  const double d = static_cast<double>(s.parallel.data);
-  const int zero = s.parallel.zero_stage;
-  std::vector<double> bytes;
-  for (int rank = 0; rank < program.world_size; ++rank) {
-    const double parameters = parameters_on_rank(s, w, program, rank);
-    const bool first_replica = program.coords[rank].dp == 0;
-    const double weights = zero >= 3 ? 2 * parameters / d : (first_replica ? 2 * parameters : 0);
-    const double optimizer = zero >= 1 ? 12 * parameters / d : (first_replica ? 12 * parameters : 0);
-    bytes.push_back(weights + optimizer + rng_state_bytes);
-  }
-  return bytes;
-}
 
 TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
   TrainPlan plan;

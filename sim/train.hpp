@@ -34,11 +34,6 @@ struct TrainPlan {
 // Throws InputError for a request that does not fit the scenario.
 TrainPlan plan_training(const Scenario& scenario, const TrainRequest& request);
 
-// Bytes each rank writes to a checkpoint: bf16 weights and fp32 optimizer
-// state (master weights, momentum, variance) as the strategy shards them,
-// plus its RNG state.
-std::vector<double> checkpoint_bytes_per_rank(const Scenario& scenario, const Workload& workload, const Program& program);
-
 nlohmann::json to_json(const TrainPlan& plan);
 std::string to_text(const TrainPlan& plan);
 // The first run's timeline: training, checkpoints, failures, restarts.

@@ -19,7 +19,7 @@
 #include "checkpoint.hpp"
 #include "program_builder.hpp"
 #include "test_support.hpp"
-#include "train.hpp"
+#include "memory_model.hpp"
 #include "workload.hpp"
 
 namespace simtrain {

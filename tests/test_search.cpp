@@ -289,25 +289,12 @@ TEST_F(SearchCli, MpiRanksGatherTheSameTableAsOneProcess) {
 #ifndef SIMTRAIN_MPIEXEC
   GTEST_SKIP() << "simtrain was built without MPI (install libopenmpi-dev and reconfigure)";
 #else
-  if (::access(SIMTRAIN_MPIEXEC, X_OK) != 0) GTEST_SKIP() << "no " << SIMTRAIN_MPIEXEC << ": cannot run mpirun";
+  if (const std::string missing = fixtures::mpirun_missing(); !missing.empty()) GTEST_SKIP() << missing;
   const fixtures::CliResult single = fixtures::run_simtrain(search_args());
   ASSERT_EQ(single.code, 0) << single.err;
-  // OpenMPI does not free all it allocates by MPI_Finalize: LeakSanitizer would fail ranks of an ASan build.
-  // Containers often forbid the cross-memory attach of its shared-memory transport's single copy.
-  const char* asan_options = std::getenv("ASAN_OPTIONS");
-  std::string command = std::string(SIMTRAIN_MPIEXEC) +
-                        " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np 3 "
-                        "-x ASAN_OPTIONS='" + (asan_options ? std::string(asan_options) + ":" : "") + "detect_leaks=0' " +
-                        SIMTRAIN_BINARY;
-  for (const std::string& a : search_args()) command += " '" + a + "'";
-  command += " 2>" + path("mpi.err");
-  std::string mpi_out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) mpi_out.append(buffer, n);
-  ASSERT_EQ(::pclose(pipe), 0) << read_text(path("mpi.err"));
-  EXPECT_EQ(mpi_out, single.out);
+  const fixtures::CliResult mpi = fixtures::run_mpi_simtrain(3, search_args(), temporary_.path());
+  ASSERT_EQ(mpi.code, 0) << mpi.err;
+  EXPECT_EQ(mpi.out, single.out);
 #endif
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Small scenarios and topologies built in code, shared by the test suites.
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -69,6 +71,31 @@ inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
+
+#ifdef SIMTRAIN_MPIEXEC
+// Why `mpirun` cannot run here, or "" if it can.
+inline std::string mpirun_missing() {
+  return ::access(SIMTRAIN_MPIEXEC, X_OK) == 0 ? "" : "no " + std::string(SIMTRAIN_MPIEXEC) + ": cannot run mpirun";
+}
+
+// `mpirun -np ranks simtrain args...`, its output in files under `dir`; a
+// run still going after `limit_seconds` is killed (exit code 124).
+inline CliResult run_mpi_simtrain(int ranks, const std::vector<std::string>& args, const std::filesystem::path& dir,
+                                  int limit_seconds = 600) {
+  // OpenMPI does not free all it allocates by MPI_Finalize: LeakSanitizer would fail ranks of an ASan build.
+  // Containers often forbid the cross-memory attach of its shared-memory transport's single copy.
+  const char* asan_options = std::getenv("ASAN_OPTIONS");
+  std::string command = "timeout -s KILL " + std::to_string(limit_seconds) + " " + SIMTRAIN_MPIEXEC +
+                        " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np " +
+                        std::to_string(ranks) + " -x ASAN_OPTIONS='" +
+                        (asan_options ? std::string(asan_options) + ":" : "") + "detect_leaks=0' " + SIMTRAIN_BINARY;
+  for (const std::string& a : args) command += " '" + a + "'";
+  command += " >" + (dir / "mpi.out").string() + " 2>" + (dir / "mpi.err").string();
+  const int status = std::system(command.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return {code, read_text(dir / "mpi.out"), read_text(dir / "mpi.err")};
+}
+#endif
 
 inline nlohmann::json read_json(const std::filesystem::path& path) { return nlohmann::json::parse(read_text(path)); }
 

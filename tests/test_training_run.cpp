@@ -9,6 +9,7 @@
 #include "input_error.hpp"
 #include "program_builder.hpp"
 #include "test_support.hpp"
+#include "memory_model.hpp"
 #include "train.hpp"
 
 using namespace simtrain;

@@ -212,16 +212,13 @@ private:
   void start_actors() {
     for (size_t l = 0; l < lanes_.size(); ++l) {
       const int rep = lanes_[l].members[0];
-      std::map<std::pair<int, int>, std::vector<int>> streams;  // (stream, peer) -> tasks
-      for (int id : prog_.rank_tasks[rep]) {
-        const Task& t = prog_.tasks[id];
-        if (t.kind == TaskKind::RECV) continue;  // completes with its SEND
-        actor_tasks_ += 1;
-        // Transfers on the p2p stream queue per peer, as NCCL's per-peer channels do.
-        streams[{static_cast<int>(t.stream), t.stream == Stream::p2p ? t.peer : -1}].push_back(id);
-      }
-      for (auto& [key, ids] : streams) {
-        const std::string name = "rank" + std::to_string(rep) + "-" + to_string(static_cast<Stream>(key.first));
+      for (TaskQueue& queue : task_queues(prog_, rep)) {
+        std::vector<int> ids;
+        for (int id : queue.tasks)
+          if (prog_.tasks[id].kind != TaskKind::RECV) ids.push_back(id);  // a RECV completes with its SEND
+        if (ids.empty()) continue;
+        actor_tasks_ += ids.size();
+        const std::string name = "rank" + std::to_string(rep) + "-" + to_string(queue.stream);
         sg4::Actor::create(name, hosts_[rep], [this, ids = std::move(ids)] {
           try {
             for (int id : ids) execute(prog_.tasks[id]);

@@ -1,0 +1,217 @@
+#include "host_backend.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <set>
+
+namespace simtrain {
+
+namespace {
+
+void check(int code, const std::string& what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw LiveError(what + ": " + std::string(text, length));
+}
+
+// Floats a communication task moves: its bytes, rounded up to whole floats.
+int64_t floats_of(const Task& task) { return (static_cast<int64_t>(task.bytes) + 3) / 4; }
+
+std::set<std::string> distinct_calls(const Program& program, int rank, Dtype dtype, const KernelContext& context,
+                                     std::map<std::string, KernelCall>* calls) {
+  std::set<std::string> names;
+  for (int id : program.rank_tasks[rank]) {
+    const Task& t = program.tasks[id];
+    if (!is_compute(t.kind)) continue;
+    for (const Op& op : program.works[t.work].ops) {
+      KernelCall call = kernel_call(op, dtype, context);
+      const std::string name = call.description();
+      if (names.insert(name).second && calls) calls->emplace(name, std::move(call));
+    }
+  }
+  return names;
+}
+
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+HostBackend::HostBackend(MpiWorld& world, const Scenario& scenario)
+    : world_(world), context_(kernel_context(scenario)), dtype_(scenario.training.dtype) {
+  MPI_Comm local;
+  MPI_Comm_split_type(world.communicator(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &local);
+  MPI_Comm_size(local, &local_ranks_);
+  MPI_Comm_free(&local);
+  int* tag_upper_bound = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_upper_bound, &found);
+  if (found) tag_limit_ = *tag_upper_bound;
+}
+
+HostBackend::~HostBackend() {
+  for (MPI_Comm& c : communicators_)
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+}
+
+double HostBackend::bytes_needed(const Program& program, int rank) const {
+  std::map<std::string, KernelCall> calls;
+  distinct_calls(program, rank, dtype_, context_, &calls);
+  double bytes = 0;
+  for (const auto& [name, call] : calls) bytes += CpuKernel::bytes_needed(call);
+  std::map<std::pair<Stream, int>, double> buffer_bytes;  // the largest transfer of each queue
+  for (int id : program.rank_tasks[rank]) {
+    const Task& t = program.tasks[id];
+    if (!is_compute(t.kind)) {
+      double& b = buffer_bytes[{t.stream, t.stream == Stream::p2p ? t.peer : -1}];
+      b = std::max(b, 4.0 * floats_of(t));
+    }
+  }
+  for (const auto& [queue, b] : buffer_bytes) bytes += b;
+  return bytes;
+}
+
+double HostBackend::bytes_available() const {
+  return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) / local_ranks_;
+}
+
+void HostBackend::prepare(const Program& program, int rank, const CommunicatorPlan& plan,
+                          const std::vector<TaskQueue>& queues) {
+  program_ = &program;
+  plan_ = &plan;
+  for (const CommunicatorSpec& spec : plan.specs) {
+    const auto member = std::find(spec.ranks.begin(), spec.ranks.end(), rank);
+    const bool in_it = member != spec.ranks.end();
+    MPI_Comm comm = MPI_COMM_NULL;
+    check(MPI_Comm_split(world_.communicator(), in_it ? 0 : MPI_UNDEFINED,
+                         in_it ? static_cast<int>(member - spec.ranks.begin()) : 0, &comm),
+          "creating communicator " + spec.name);
+    communicators_.push_back(comm);
+  }
+  std::map<std::string, KernelCall> calls;
+  distinct_calls(program, rank, dtype_, context_, &calls);
+  for (const auto& [name, call] : calls) kernels_[name] = std::make_unique<CpuKernel>(call);
+  buffers_.resize(queues.size());
+  for (size_t q = 0; q < queues.size(); ++q)
+    for (int id : queues[q].tasks) {
+      const Task& t = program.tasks[id];
+      if (is_compute(t.kind)) continue;
+      if (floats_of(t) > INT_MAX) throw LiveError(t.name + ": more elements than one MPI call can move");
+      buffers_[q].resize(std::max<size_t>(buffers_[q].size(), std::max<int64_t>(floats_of(t), 1)));
+    }
+  timings_.assign(program.tasks.size(), {});
+  op_seconds_.assign(program.tasks.size(), {});
+}
+
+double HostBackend::now() const { return monotonic_seconds() - start_; }
+
+// Rank 0's clock reading, on every rank: processes of one host share
+// CLOCK_MONOTONIC, so their times line up (each rank's own reading after a
+// barrier was milliseconds apart on a loaded host, and so was MPI_Wtime);
+// across hosts, the clocks' offset remains.
+void HostBackend::start() {
+  world_.barrier();
+  start_ = monotonic_seconds();
+  check(MPI_Bcast(&start_, 1, MPI_DOUBLE, 0, world_.communicator()), "MPI_Bcast");
+}
+
+void HostBackend::issue(const Task& task, int queue, const std::vector<int>&) {
+  TaskTiming& timing = timings_[task.id];
+  timing.start = now();
+  std::vector<float>& buffer = buffers_[queue];
+  if (is_compute(task.kind))
+    compute(task, op_seconds_[task.id]);
+  else if (is_collective(task.kind))
+    collective(task, buffer);
+  else if (task.kind == TaskKind::SEND)
+    send(task, buffer);
+  else if (task.kind == TaskKind::RECV)
+    receive(task, buffer);
+  timing.end = now();
+  completed_ += 1;
+}
+
+void HostBackend::compute(const Task& task, std::vector<double>& op_seconds) {
+  for (const Op& op : program_->works[task.work].ops) {
+    CpuKernel& kernel = *kernels_.at(kernel_call(op, dtype_, context_).description());
+    const double begin = now();
+    kernel.run();
+    op_seconds.push_back(now() - begin);
+  }
+}
+
+void HostBackend::collective(const Task& task, std::vector<float>& buffer) {
+  MPI_Comm comm = communicators_[plan_->of_task(task)];
+  int members = 0, index = 0;
+  MPI_Comm_size(comm, &members);
+  MPI_Comm_rank(comm, &index);
+  const int64_t elements = floats_of(task);
+  const int shard = static_cast<int>(std::max<int64_t>(elements / members, 1));
+  const float mine = static_cast<float>(index + 1);
+  const float sum = static_cast<float>(members) * (members + 1) / 2;  // exact in float for any group size we run
+  for (int repeat = 0; repeat < task.count; ++repeat) {
+    bool correct = true;
+    if (task.kind == TaskKind::ALLREDUCE) {
+      std::fill_n(buffer.begin(), elements, mine);
+      check(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, comm),
+            task.name);
+      correct = std::all_of(buffer.begin(), buffer.begin() + elements, [&](float x) { return x == sum; });
+    } else if (task.kind == TaskKind::REDUCESCATTER) {
+      std::vector<float> input(static_cast<size_t>(shard) * members, mine);
+      check(MPI_Reduce_scatter_block(input.data(), buffer.data(), shard, MPI_FLOAT, MPI_SUM, comm), task.name);
+      correct = std::all_of(buffer.begin(), buffer.begin() + shard, [&](float x) { return x == sum; });
+    } else {  // ALLGATHER
+      std::vector<float> input(shard, mine);
+      std::vector<float>& output = buffer;
+      output.resize(std::max<size_t>(output.size(), static_cast<size_t>(shard) * members));
+      check(MPI_Allgather(input.data(), shard, MPI_FLOAT, output.data(), shard, MPI_FLOAT, comm), task.name);
+      for (int m = 0; m < members && correct; ++m)
+        correct = std::all_of(output.begin() + int64_t(m) * shard, output.begin() + int64_t(m + 1) * shard,
+                              [&](float x) { return x == m + 1; });
+    }
+    if (!correct)
+      throw LiveError("rank " + std::to_string(task.rank) + ": " + task.name + " gave a wrong result (repeat " +
+                      std::to_string(repeat + 1) + " of " + std::to_string(task.count) + ")");
+    checked_ += 1;
+  }
+}
+
+// A transfer's first four bytes carry its SEND's task id, which the RECV checks.
+void HostBackend::send(const Task& task, std::vector<float>& buffer) {
+  const int bytes = static_cast<int>(std::max<int64_t>(floats_of(task), 1) * 4);
+  std::memcpy(buffer.data(), &task.id, sizeof task.id);
+  check(MPI_Send(buffer.data(), bytes, MPI_BYTE, 1, task.id % tag_limit_, communicators_[plan_->of_task(task)]),
+        task.name);
+}
+
+void HostBackend::receive(const Task& task, std::vector<float>& buffer) {
+  const int send_id = task.deps.front();
+  const int bytes = static_cast<int>(std::max<int64_t>(floats_of(task), 1) * 4);
+  check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, send_id % tag_limit_, communicators_[plan_->of_task(task)],
+                 MPI_STATUS_IGNORE),
+        task.name);
+  int carried = -1;
+  std::memcpy(&carried, buffer.data(), sizeof carried);
+  if (carried != send_id)
+    throw LiveError("rank " + std::to_string(task.rank) + ": " + task.name + " received the data of task " +
+                    std::to_string(carried) + ", not of its SEND (task " + std::to_string(send_id) + ")");
+}
+
+RankRecord HostBackend::collect() {
+  RankRecord record;
+  for (int id : program_->rank_tasks[world_.rank()]) {
+    record.task_ids.push_back(id);
+    record.timings.push_back(timings_[id]);
+    record.op_seconds.push_back(op_seconds_[id]);
+  }
+  return record;
+}
+
+}  // namespace simtrain

@@ -1,0 +1,84 @@
+#include "live_command.hpp"
+
+#include "atomic_file.hpp"
+#include "backend.hpp"
+#include "calibration.hpp"
+#include "input_error.hpp"
+#include "trace_comparison.hpp"
+#include "trace_reader.hpp"
+
+namespace simtrain {
+
+LiveCommands::LiveCommands(CLI::App& app) {
+  live_ = app.add_subcommand("live", "run the scenario's step for real: mpirun -np N simtrain live <scenario>");
+  live_->add_option("scenario", request_.scenario, "scenario JSON file, or the name of a built-in scenario")->required();
+  live_->add_option("--set", request_.overrides, "override a scenario field: key=value (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  live_->add_option("--backend", request_.backend, "host: MPI and CPU kernels; cuda: NCCL and CUDA kernels")
+      ->check(CLI::IsMember({"host", "cuda"}))
+      ->capture_default_str();
+  live_->add_option("--layers", request_.layers, "scale down: run with this many layers")->check(CLI::PositiveNumber);
+  live_->add_option("--micro-batches", request_.micro_batches, "scale down: micro-batches per pipeline per step")
+      ->check(CLI::PositiveNumber);
+  live_->add_option("--trace", request_.trace_path, "write the measured step as a Chrome trace (rank 0)");
+  live_->add_option("--checkpoint", request_.checkpoint_dir, "after the step, write every rank's shard of state here");
+  live_->add_option("--resume", request_.resume_dir, "before the step, verify the checkpoint in this directory");
+  live_->add_option("--timeout", request_.timeout_seconds, "seconds without a completed task before the run stops")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  live_->add_option("--inject-fault", fault_, "test the fault handling: kill:RANK:TASK or hang:RANK:TASK");
+
+  compare_ = app.add_subcommand("compare", "compare a simulated trace with a live one, task by task");
+  compare_->add_option("simulated", simulated_trace_, "trace of `simtrain simulate --trace`")->required();
+  compare_->add_option("live", live_trace_, "trace of `simtrain live --trace`")->required();
+  compare_->add_option("--json", comparison_json_, "write the comparison as JSON");
+  compare_->add_option("--calibrate", calibration_path_,
+                       "write the live run's measured kernel times as a kernel-profile database");
+}
+
+int LiveCommands::run(const std::string& command_line, std::ostream& out, std::ostream& err) {
+  try {
+    if (live_->parsed()) return run_live_command(out, err);
+    run_compare(command_line, out);
+    return 0;
+  } catch (const InputError& e) {
+    err << "simtrain: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "simtrain: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
+  if (!fault_.empty()) request_.fault = parse_injected_fault(fault_, "--inject-fault");
+  const std::unique_ptr<ProcessWorld> world = join_process_world(nullptr, nullptr);
+  // Bad input is refused by every rank alike, and agreed failures are thrown
+  // by all: rank 0 says it once.
+  try {
+    return run_live(request_, *world, out, err);
+  } catch (const InputError&) {
+    if (world->rank() != 0) return 2;
+    throw;
+  } catch (const AgreedLiveError&) {
+    if (world->rank() != 0) return 1;
+    throw;
+  }
+}
+
+void LiveCommands::run_compare(const std::string& command_line, std::ostream& out) {
+  const RecordedStep simulated = read_chrome_trace_file(simulated_trace_);
+  const RecordedStep live = read_chrome_trace_file(live_trace_);
+  const TraceComparison comparison = compare_traces(simulated, live);
+  out << to_text(comparison);
+  if (!comparison_json_.empty())
+    write_file_atomically(comparison_json_, [&](std::ostream& o) { o << to_json(comparison).dump(2) << "\n"; });
+  if (!calibration_path_.empty()) {
+    const nlohmann::json document = calibration_document(calibration_database(live), command_line);
+    write_file_atomically(calibration_path_, [&](std::ostream& o) { o << document.dump(2) << "\n"; });
+    out << "wrote " << calibration_path_ << "\n";
+  }
+}
+
+}  // namespace simtrain

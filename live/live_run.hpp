@@ -1,0 +1,35 @@
+#pragma once
+// A live step: the scenario's Program executed for real by every process of
+// the run (one per GPU, launched by mpirun or srun), timed, checked, and
+// written as the simulator's Chrome trace, so `simtrain compare` can set the
+// two side by side.
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "executor.hpp"
+#include "process_world.hpp"
+
+namespace simtrain {
+
+struct LiveRequest {
+  std::string scenario;                 // a file or a built-in name
+  std::vector<std::string> overrides;   // --set key=value
+  std::string backend = "host";         // "host" (MPI + CPU) or "cuda" (NCCL + CUDA)
+  // Scaling down a scenario too large for the machine at hand:
+  std::optional<int64_t> layers;         // num_hidden_layers
+  std::optional<int64_t> micro_batches;  // per pipeline per step (sets global_batch_size)
+  std::string trace_path;                // written by rank 0, atomically
+  std::string checkpoint_dir;            // write every rank's shard of state after the step
+  std::string resume_dir;                // verify a checkpoint before the step
+  double timeout_seconds = 300;          // no task completes for this long: the run stops
+  std::optional<InjectedFault> fault;
+};
+
+// Runs the step on this process's rank; rank 0 prints the report to `out`.
+// Returns the exit code. Throws InputError for a bad request (every rank
+// alike) and LiveError for a failure.
+int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out, std::ostream& err);
+
+}  // namespace simtrain

@@ -1,0 +1,43 @@
+#pragma once
+// The processes of a live run, one per GPU, as the launcher (mpirun, srun)
+// started them: which one this is, and the few host-side exchanges the
+// runner needs besides the backends' communicators.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace simtrain {
+
+class ProcessWorld {
+public:
+  virtual ~ProcessWorld() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual void barrier() = 0;
+  // Every rank's `bytes`, at rank 0 (empty on the others).
+  virtual std::vector<std::string> gather_bytes(const std::string& bytes) = 0;
+  // The same for numbers.
+  std::vector<std::vector<double>> gather(const std::vector<double>& values);
+  // `bytes` of rank `root`, on every rank (the NCCL unique ids).
+  virtual void broadcast(std::string& bytes, int root) = 0;
+  // Watchdog, from any thread: tells every other rank this one's `status`
+  // and listens for theirs for `seconds`; returns what arrived, by rank
+  // (this rank's own included). A rank that sends nothing is dead or hung.
+  virtual std::map<int, std::string> exchange_status(const std::string& status, double seconds) = 0;
+  // Ends every process of the run with `exit_code`.
+  [[noreturn]] virtual void abort(int exit_code) = 0;
+};
+
+// Collective: what went wrong on any rank (`error` empty where nothing
+// did), on every rank, "rank R: ..." per failing rank; "" if all went well.
+// A refusal on one rank must be a refusal on all, or the others would wait
+// for it in their next collective call.
+std::string agree_on_errors(ProcessWorld& world, const std::string& error);
+
+// The world this process was launched in: MPI's when simtrain was built with
+// MPI (MPI_THREAD_MULTIPLE: the queues of a rank run on threads), otherwise
+// a world of one process.
+std::unique_ptr<ProcessWorld> join_process_world(int* argc, char*** argv);
+
+}  // namespace simtrain

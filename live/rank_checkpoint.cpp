@@ -1,0 +1,79 @@
+#include "rank_checkpoint.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "backend.hpp"
+#include "checkpoint.hpp"
+#include "input_error.hpp"
+#include "memory_model.hpp"
+
+namespace simtrain {
+
+namespace {
+
+// Sums the ranks' bytes and takes the slowest rank's seconds, at rank 0.
+CheckpointFigures gather_figures(ProcessWorld& world, int64_t step, const TransferTiming& timing) {
+  CheckpointFigures figures{step};
+  for (const std::vector<double>& rank : world.gather({double(timing.bytes), timing.seconds})) {
+    figures.bytes += rank[0];
+    figures.slowest_seconds = std::max(figures.slowest_seconds, rank[1]);
+  }
+  return figures;
+}
+
+}  // namespace
+
+CheckpointFigures resume_checkpoint(ProcessWorld& world, const std::string& dir, const Scenario& scenario) {
+  TransferTiming timing;
+  CheckpointManifest manifest;
+  std::string error;
+  try {
+    const int64_t rank = world.rank();
+    manifest = verify_checkpoint(dir, checkpoint_identity(scenario), {&rank, 1}, &timing);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (const std::string errors = agree_on_errors(world, error); !errors.empty())
+    throw InputError("--resume", "", errors);
+  return gather_figures(world, manifest.step, timing);
+}
+
+CheckpointFigures write_live_checkpoint(ProcessWorld& world, const std::string& dir, const Scenario& scenario,
+                                        const Workload& workload, const Program& program, int64_t step) {
+  const int rank = world.rank();
+  const double bytes = checkpoint_bytes_per_rank(scenario, workload, program)[rank];
+  TransferTiming timing;
+  nlohmann::json record;
+  std::string error;
+  try {
+    const ShardRecord shard = write_shard(dir, rank, step, static_cast<uint64_t>(std::llround(bytes)), &timing);
+    record = {{"file", shard.file}, {"bytes", shard.bytes}, {"sha256", shard.sha256}};
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (const std::string errors = agree_on_errors(world, error); !errors.empty())
+    throw AgreedLiveError("checkpoint not written (the previous one, if any, is intact): " + errors);
+  // Every shard is on disk (the agreement above waited for all): the manifest commits them.
+  const std::vector<std::string> records = world.gather_bytes(record.dump());
+  const CheckpointFigures figures = gather_figures(world, step, timing);
+  if (rank == 0) {
+    const CheckpointIdentity identity = checkpoint_identity(scenario);
+    CheckpointManifest manifest;
+    manifest.step = step;
+    manifest.scenario_name = identity.scenario_name;
+    manifest.scenario_hash = identity.scenario_hash;
+    manifest.layout = identity.layout;
+    for (size_t r = 0; r < records.size(); ++r) {
+      const nlohmann::json shard = nlohmann::json::parse(records[r]);
+      manifest.shards.push_back({int64_t(r), shard.at("file"), shard.at("bytes"), shard.at("sha256")});
+    }
+    write_manifest(dir, manifest);
+  }
+  world.barrier();  // no rank reports the checkpoint before its manifest is in place
+  return figures;
+}
+
+}  // namespace simtrain
