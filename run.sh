@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # simtrain quick start on Debian 12 (as root, or with sudo):
 #   ./run.sh demo   install what is missing, build, simulate the default scenario
-#   ./run.sh test   install what is missing, build, run every test
-#   ./run.sh asan   the same tests under AddressSanitizer + UBSan (CMakePresets.json, build-asan/)
+#   ./run.sh test   install what is missing, build, run every test, then the fast
+#                   tests again under AddressSanitizer + UBSan (build-asan/)
+#   ./run.sh asan   every test under AddressSanitizer + UBSan (CMakePresets.json, build-asan/)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -27,15 +28,20 @@ build() {  # build [target]
   cmake --build build ${1:+--target "$1"}
 }
 
-sanitized_tests() {
+sanitized_tests() {  # sanitized_tests [fast]: every test, or only simtrain_tests less the slow ones
   cmake --preset asan >/dev/null
-  cmake --build --preset asan
-  ctest --preset asan
+  if [[ ${1:-} == fast ]]; then
+    cmake --build --preset asan --target simtrain_tests
+    ctest --preset asan-fast --parallel "$(nproc)"
+  else
+    cmake --build --preset asan
+    ctest --preset asan
+  fi
 }
 
 case "${1:-demo}" in
   demo) install_packages; build simtrain; ./build/simtrain simulate ;;
-  test) install_packages; build; ctest --test-dir build --output-on-failure ;;
+  test) install_packages; build; ctest --test-dir build --output-on-failure; sanitized_tests fast ;;
   asan) install_packages; sanitized_tests ;;
   *) echo "usage: $0 demo|test|asan" >&2; exit 2 ;;
 esac

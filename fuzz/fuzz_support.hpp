@@ -63,9 +63,8 @@ void refusal_allowed(Read&& read) {
 }
 
 // What the simulation does next with an accepted scenario, up to the replay:
-// the workload always, the Program, memory model and fabric when small enough
-// to keep each input fast (larger ones are refused by check_limits, tested
-// in tests/test_limits.cpp).
+// the workload always; the Program, memory model and fabric when the Program
+// has at most 20,000 tasks, to keep each input fast.
 inline void use(const Scenario& s) {
   const Workload workload = build_workload(s);
   if (estimated_tasks(s) > 20000) return;

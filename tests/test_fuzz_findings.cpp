@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "profile_database.hpp"
 #include "scenario.hpp"
+#include "trace_reader.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {
@@ -38,6 +41,25 @@ TEST(FuzzFindings, NumberBeyondADoublesRange) {
   // On the command line such a value is a word, refused where a number is due.
   EXPECT_THAT(error_loading("tiny-4gpu", {"seq_length=1e28000"}),
               HasSubstr("training.seq_length: expected an integer, got \"1e28000\""));
+}
+
+// The seeds of fuzz_trace and fuzz_profile_database are valid inputs, so that
+// fuzzing starts from what the readers accept (and notices a format change).
+TEST(FuzzSeeds, AreAcceptedByTheirReaders) {
+  const std::filesystem::path seeds = std::filesystem::path(SIMTRAIN_SOURCE_DIR) / "fuzz" / "seeds";
+  int traces = 0, databases = 0;
+  for (const auto& file : std::filesystem::directory_iterator(seeds / "trace")) {
+    SCOPED_TRACE(file.path().string());
+    EXPECT_FALSE(read_chrome_trace_file(file.path().string()).program.tasks.empty());
+    ++traces;
+  }
+  for (const auto& file : std::filesystem::directory_iterator(seeds / "profile_database")) {
+    SCOPED_TRACE(file.path().string());
+    EXPECT_FALSE(load_profile_database(file.path().string()).entries.empty());
+    ++databases;
+  }
+  EXPECT_GE(traces, 4);
+  EXPECT_GE(databases, 3);
 }
 
 }  // namespace
