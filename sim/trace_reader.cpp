@@ -263,6 +263,8 @@ RecordedStep read_chrome_trace(std::istream& in, const std::string& source) {
     rest = nlohmann::json::parse(in, on_parse);
   } catch (const nlohmann::json::parse_error& error) {
     throw InputError(source, "", std::string("malformed JSON: ") + error.what());
+  } catch (const nlohmann::json::out_of_range& error) {  // a number beyond a double's range (fuzz_trace)
+    throw InputError(source, "", std::string("malformed JSON: ") + error.what());
   }
   return builder.finish(rest);
 }

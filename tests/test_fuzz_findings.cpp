@@ -43,6 +43,20 @@ TEST(FuzzFindings, NumberBeyondADoublesRange) {
               HasSubstr("training.seq_length: expected an integer, got \"1e28000\""));
 }
 
+// fuzz_trace: the same number overflow in a Chrome trace escaped the trace
+// reader, which caught only nlohmann's parse_error.
+TEST(FuzzFindings, NumberBeyondADoublesRangeInATrace) {
+  const fixtures::TemporaryDirectory dir{"fuzz-findings"};
+  const std::string trace = (dir.path() / "trace.json").string();
+  std::ofstream(trace) << R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"name":"a","cat":"F","ts":0,"dur":12E582912}]})";
+  try {
+    read_chrome_trace_file(trace);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr(trace + ": malformed JSON:"), HasSubstr("number overflow parsing '12E582912'")));
+  }
+}
+
 // The seeds of fuzz_trace and fuzz_profile_database are valid inputs, so that
 // fuzzing starts from what the readers accept (and notices a format change).
 TEST(FuzzSeeds, AreAcceptedByTheirReaders) {
