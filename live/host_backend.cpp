@@ -133,7 +133,7 @@ void HostBackend::issue(const Task& task, int queue, const std::vector<int>&) {
   else if (task.kind == TaskKind::SEND)
     send(task, buffer);
   else if (task.kind == TaskKind::RECV)
-    receive(task, buffer);
+    receive(task, buffer, timing);
   timing.end = now();
   completed_ += 1;
 }
@@ -191,12 +191,15 @@ void HostBackend::send(const Task& task, std::vector<float>& buffer) {
         task.name);
 }
 
-void HostBackend::receive(const Task& task, std::vector<float>& buffer) {
+// A receive starts when its message does: the wait for the sender is idle
+// time, as in the simulation, where a RECV spans its SEND's transfer.
+void HostBackend::receive(const Task& task, std::vector<float>& buffer, TaskTiming& timing) {
   const int send_id = task.deps.front();
   const int bytes = static_cast<int>(std::max<int64_t>(floats_of(task), 1) * 4);
-  check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, send_id % tag_limit_, communicators_[plan_->of_task(task)],
-                 MPI_STATUS_IGNORE),
-        task.name);
+  MPI_Comm comm = communicators_[plan_->of_task(task)];
+  check(MPI_Probe(0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
+  timing.start = now();
+  check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
   int carried = -1;
   std::memcpy(&carried, buffer.data(), sizeof carried);
   if (carried != send_id)

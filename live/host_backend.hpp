@@ -37,7 +37,7 @@ private:
   void compute(const Task& task, std::vector<double>& op_seconds);
   void collective(const Task& task, std::vector<float>& buffer);
   void send(const Task& task, std::vector<float>& buffer);
-  void receive(const Task& task, std::vector<float>& buffer);
+  void receive(const Task& task, std::vector<float>& buffer, TaskTiming& timing);
   double now() const;
 
   MpiWorld& world_;

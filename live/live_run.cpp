@@ -130,7 +130,7 @@ void print_report(std::ostream& out, const Scenario& scenario, const Workload& w
   add_line(text, "step time", seconds_text(timeline.step_seconds));
   add_line(text, "tokens/s", with_commas(workload.tokens_per_step / timeline.step_seconds));
   const StepReport timing = timing_report(program, timeline);
-  add_line(text, "bubble (idle / step, mean over stages)", format("%.1f %%", 100 * timing.bubble_fraction));
+  add_line(text, "bubble (mean idle/step)", format("%.1f %%", 100 * timing.bubble_fraction));
   std::map<TaskKind, std::pair<int, double>> kinds;  // tasks and their summed seconds
   for (const Task& t : program.tasks) {
     auto& [count, seconds] = kinds[t.kind];
