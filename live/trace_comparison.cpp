@@ -166,7 +166,8 @@ std::string to_text(const TraceComparison& c) {
   out += header;
   for (const KindComparison& k : c.kinds) out += kind_line(k, to_string(k.kind));
   if (c.recv) {
-    out += "simulated receives span their send's transfer; live ones, the wait:\n";
+    out += "receives (simulated: their send's transfer; live: from the message's arrival with the host backend, "
+           "the whole wait with NCCL):\n";
     out += kind_line(*c.recv, to_string(c.recv->kind));
   }
   out += "\n";

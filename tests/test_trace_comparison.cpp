@@ -109,7 +109,7 @@ TEST(TraceComparison, ASimulatedTraceAgainstItselfMatchesEveryTaskWithoutError) 
 
   const std::string text = to_text(c);
   EXPECT_THAT(text, HasSubstr("sim.json (simulated) against again.json (live), 4 ranks"));
-  EXPECT_THAT(text, HasSubstr("simulated receives span their send's transfer"));
+  EXPECT_THAT(text, HasSubstr("receives (simulated: their send's transfer; live: "));
   const nlohmann::json json = to_json(c);
   EXPECT_EQ(json["matched"], c.matched);
   EXPECT_EQ(json["step"]["error"], 0.0);
