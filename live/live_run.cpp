@@ -122,8 +122,8 @@ Timeline unpack(const std::vector<std::vector<double>>& ranks, const Program& pr
 void print_report(std::ostream& out, const Scenario& scenario, const Workload& workload, const Program& program,
                   const Timeline& timeline, const std::vector<std::string>& scaled, const std::string& device,
                   long long checked) {
-  std::string text = "live step of " + scenario.name + ": " + std::to_string(program.world_size) + " processes, " +
-                     device + "\n";
+  std::string text = "live step of " + scenario.name + ": " + std::to_string(program.world_size) +
+                     (program.world_size == 1 ? " process, " : " processes, ") + device + "\n";
   std::string scaling;
   for (const std::string& s : scaled) scaling += (scaling.empty() ? "" : "; ") + s;
   add_line(text, "scaled down", scaling.empty() ? "no" : scaling);
