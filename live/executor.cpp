@@ -93,7 +93,8 @@ RankRecord execute_rank(const Program& program, int rank, Backend& backend, cons
     while (!watchdog_wake.wait_for(lock, std::chrono::milliseconds(100), [&] { return finished; })) {
       const int completed = backend.completed_tasks();
       if (completed != last_completed) last_completed = completed, last_progress = Clock::now();
-      if (Clock::now() - last_progress > std::chrono::duration<double>(options.timeout_seconds))
+      if (Clock::now() - last_progress > std::chrono::duration<double>(options.timeout_seconds) ||
+          options.peer_stalled())
         options.on_stall(waiting_for(program, queues, current));
     }
   });

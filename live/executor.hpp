@@ -6,9 +6,10 @@
 // the CUDA backend makes the queue's stream wait for the dependencies' events.
 // Dependencies on other ranks (a RECV's SEND) are the communication itself.
 //
-// A watchdog ends the run when no task completes for `timeout_seconds`: a
-// peer died or hangs. It says which task each of this rank's queues waits
-// for, so the caller can name the missing peer (live_run.cpp).
+// A watchdog ends the run when no task completes for `timeout_seconds`, or
+// when another rank's watchdog did: a peer died or hangs. It says which task
+// each of this rank's queues waits for, so the caller can name the missing
+// peer (live_run.cpp).
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,9 +33,11 @@ InjectedFault parse_injected_fault(const std::string& text, const std::string& o
 struct ExecutorOptions {
   double timeout_seconds = 300;
   std::optional<InjectedFault> fault;
-  // Called (from the watchdog's thread) when the run stalled, with what each
-  // queue waits for; it must end the process.
+  // Called (from the watchdog's thread) when the run stalled here, or
+  // another rank reported a stall (`peer_stalled`), with what each queue
+  // waits for; it must end the process.
   std::function<void(const std::string& waiting_for)> on_stall;
+  std::function<bool()> peer_stalled = [] { return false; };
   // Called (from a queue's thread) when a task failed; it must end the process.
   std::function<void(const std::string& error)> on_error;
 };

@@ -147,9 +147,9 @@ void print_report(std::ostream& out, const Scenario& scenario, const Workload& w
 }
 
 // The launcher forwards a rank's output asynchronously, and an abort kills
-// every rank at once: give it a moment to pass the message on first.
-[[noreturn]] void abort_after_output(ProcessWorld& world, int exit_code) {
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+// every rank at once: give it `delay_seconds` to pass the message on first.
+[[noreturn]] void abort_after_output(ProcessWorld& world, int exit_code, int delay_seconds) {
+  std::this_thread::sleep_for(std::chrono::seconds(delay_seconds));
   world.abort(exit_code);
 }
 
@@ -181,12 +181,16 @@ int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out,
   options.fault = request.fault;
   options.on_error = [&](const std::string& error) {
     err << "simtrain live: rank " << rank << ": " << error << "\n" << std::flush;
-    abort_after_output(world, 1);
+    abort_after_output(world, 1, 1);
   };
+  options.peer_stalled = [&] { return world.status_pending(); };
   options.on_stall = [&](const std::string& waiting_for) {
+    // Every rank still running joins within a watchdog tick of the first
+    // (status_pending), so the ranks that do not answer are dead or hung.
     const std::string status = "rank " + std::to_string(rank) + ": " + waiting_for;
     const std::map<int, std::string> statuses = world.exchange_status(status, request.timeout_seconds);
-    if (statuses.begin()->first == rank) {  // the lowest rank still answering says it for all
+    const bool reporter = statuses.begin()->first == rank;  // the lowest rank answering says it for all
+    if (reporter) {
       std::string silent;
       for (int r = 0; r < world.size(); ++r)
         if (!statuses.count(r)) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
@@ -196,7 +200,7 @@ int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out,
       err << std::flush;
     }
     abort_communication(*backend);
-    abort_after_output(world, 3);
+    abort_after_output(world, 3, reporter ? 1 : 3);
   };
   backend->start();
   const RankRecord record = execute_rank(program, rank, *backend, queues, options);

@@ -97,6 +97,12 @@ std::map<int, std::string> MpiWorld::exchange_status(const std::string& status, 
   return statuses;  // the sends to silent ranks stay pending: the run is about to be aborted
 }
 
+bool MpiWorld::status_pending() {
+  int arrived = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, 0, status_, &arrived, MPI_STATUS_IGNORE);
+  return arrived != 0;
+}
+
 void MpiWorld::abort(int exit_code) {
   MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::_Exit(exit_code);

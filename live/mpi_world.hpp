@@ -18,6 +18,7 @@ public:
   std::vector<std::string> gather_bytes(const std::string& bytes) override;
   void broadcast(std::string& bytes, int root) override;
   std::map<int, std::string> exchange_status(const std::string& status, double seconds) override;
+  bool status_pending() override;
   [[noreturn]] void abort(int exit_code) override;
 
   // MPI_COMM_WORLD's duplicate for the host backend's communicators.

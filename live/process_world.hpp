@@ -25,6 +25,9 @@ public:
   // and listens for theirs for `seconds`; returns what arrived, by rank
   // (this rank's own included). A rank that sends nothing is dead or hung.
   virtual std::map<int, std::string> exchange_status(const std::string& status, double seconds) = 0;
+  // Whether another rank's status has arrived: it began an exchange, which
+  // this rank should join at once, stalled or not.
+  virtual bool status_pending() = 0;
   // Ends every process of the run with `exit_code`.
   [[noreturn]] virtual void abort(int exit_code) = 0;
 };

@@ -15,6 +15,7 @@ public:
   std::vector<std::string> gather_bytes(const std::string& bytes) override { return {bytes}; }
   void broadcast(std::string&, int) override {}
   std::map<int, std::string> exchange_status(const std::string& status, double) override { return {{0, status}}; }
+  bool status_pending() override { return false; }
   [[noreturn]] void abort(int exit_code) override { std::_Exit(exit_code); }
 };
 
