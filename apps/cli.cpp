@@ -88,8 +88,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    out << app.help(e.get_name() == "--help" ? "" : e.get_name());
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();  // the subcommand's help, when one was named
     return 0;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e, out, err);

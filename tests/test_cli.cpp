@@ -66,6 +66,13 @@ TEST(Cli, ListsBuiltins) {
   EXPECT_EQ(r.err, "");
 }
 
+TEST(Cli, SubcommandHelpNamesTheSubcommand) {
+  const CliResult r = run({"live", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("Usage: simtrain live [OPTIONS] scenario"));
+  EXPECT_THAT(r.out, HasSubstr("--inject-fault"));
+}
+
 TEST(Cli, ScheduleIsJson) {
   const CliResult r = run({"schedule", "tiny-4gpu"});
   ASSERT_EQ(r.code, 0) << r.err;
