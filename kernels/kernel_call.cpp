@@ -78,4 +78,18 @@ KernelCall kernel_call(const Op& op, Dtype dtype, const KernelContext& context) 
   return {Kernel::elementwise, io, {std::llround(op.bytes)}};
 }
 
+std::map<std::string, KernelCall> rank_kernel_calls(const Program& program, int rank, Dtype dtype,
+                                                    const KernelContext& context) {
+  std::map<std::string, KernelCall> calls;
+  for (int id : program.rank_tasks[rank]) {
+    const Task& t = program.tasks[id];
+    if (!is_compute(t.kind) || t.work < 0) continue;
+    for (const Op& op : program.works[t.work].ops) {
+      KernelCall call = kernel_call(op, dtype, context);
+      calls.try_emplace(call.description(), std::move(call));
+    }
+  }
+  return calls;
+}
+
 }  // namespace simtrain

@@ -2,9 +2,11 @@
 // Which kernel of this directory times a Workload op (sim/workload.hpp), and
 // with what sizes. Plain C++: the profiler plans with it on any machine.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "program.hpp"
 #include "scenario.hpp"
 #include "workload.hpp"
 
@@ -54,5 +56,10 @@ struct KernelCall {
 };
 
 KernelCall kernel_call(const Op& op, Dtype dtype, const KernelContext& context);
+
+// The distinct calls of a rank's compute tasks, by description(): what a
+// live backend prepares once and launches for every op that makes it.
+std::map<std::string, KernelCall> rank_kernel_calls(const Program& program, int rank, Dtype dtype,
+                                                    const KernelContext& context);
 
 }  // namespace simtrain

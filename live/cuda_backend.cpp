@@ -322,19 +322,11 @@ double CudaBackend::bytes_available() const {
 double CudaBackend::bytes_needed(const Program& program, int rank) const {
   const State& st = *state_;
   double bytes = 0;
-  std::set<std::string> seen;
-  for (int id : program.rank_tasks.at(rank)) {
-    const Task& t = program.tasks.at(id);
-    if (!is_compute(t.kind) || t.work < 0) continue;
-    for (const Op& op : program.works.at(t.work).ops) {
-      const KernelCall call = kernel_call(op, st.dtype, st.context);
-      if (!seen.insert(call.description()).second) continue;
-      try {
-        bytes += PreparedKernel::bytes_needed(call);
-      } catch (const std::exception& e) {
-        throw LiveError("rank " + std::to_string(rank) + ": op " + op.name + " (" + call.description() +
-                        ") cannot run on the GPU: " + e.what());
-      }
+  for (const auto& [name, call] : rank_kernel_calls(program, rank, st.dtype, st.context)) {
+    try {
+      bytes += PreparedKernel::bytes_needed(call);
+    } catch (const std::exception& e) {
+      throw LiveError("rank " + std::to_string(rank) + ": " + name + " cannot run on the GPU: " + e.what());
     }
   }
   const std::set<int> checked = checked_tasks(program, rank);

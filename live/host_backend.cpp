@@ -6,7 +6,6 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
-#include <set>
 
 namespace simtrain {
 
@@ -23,19 +22,16 @@ void check(int code, const std::string& what) {
 // Floats a communication task moves: its bytes, rounded up to whole floats.
 int64_t floats_of(const Task& task) { return (static_cast<int64_t>(task.bytes) + 3) / 4; }
 
-std::set<std::string> distinct_calls(const Program& program, int rank, Dtype dtype, const KernelContext& context,
-                                     std::map<std::string, KernelCall>* calls) {
-  std::set<std::string> names;
-  for (int id : program.rank_tasks[rank]) {
-    const Task& t = program.tasks[id];
-    if (!is_compute(t.kind)) continue;
-    for (const Op& op : program.works[t.work].ops) {
-      KernelCall call = kernel_call(op, dtype, context);
-      const std::string name = call.description();
-      if (names.insert(name).second && calls) calls->emplace(name, std::move(call));
-    }
+// Floats of each queue's buffer: its largest transfer.
+std::vector<int64_t> buffer_floats(const Program& program, const std::vector<TaskQueue>& queues) {
+  std::vector<int64_t> floats;
+  for (const TaskQueue& queue : queues) {
+    int64_t largest = 1;
+    for (int id : queue.tasks)
+      if (!is_compute(program.tasks[id].kind)) largest = std::max(largest, floats_of(program.tasks[id]));
+    floats.push_back(largest);
   }
-  return names;
+  return floats;
 }
 
 double monotonic_seconds() {
@@ -62,19 +58,9 @@ HostBackend::~HostBackend() {
 }
 
 double HostBackend::bytes_needed(const Program& program, int rank) const {
-  std::map<std::string, KernelCall> calls;
-  distinct_calls(program, rank, dtype_, context_, &calls);
   double bytes = 0;
-  for (const auto& [name, call] : calls) bytes += CpuKernel::bytes_needed(call);
-  std::map<std::pair<Stream, int>, double> buffer_bytes;  // the largest transfer of each queue
-  for (int id : program.rank_tasks[rank]) {
-    const Task& t = program.tasks[id];
-    if (!is_compute(t.kind)) {
-      double& b = buffer_bytes[{t.stream, t.stream == Stream::p2p ? t.peer : -1}];
-      b = std::max(b, 4.0 * floats_of(t));
-    }
-  }
-  for (const auto& [queue, b] : buffer_bytes) bytes += b;
+  for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_)) bytes += CpuKernel::bytes_needed(call);
+  for (int64_t floats : buffer_floats(program, task_queues(program, rank))) bytes += 4.0 * floats;
   return bytes;
 }
 
@@ -95,17 +81,12 @@ void HostBackend::prepare(const Program& program, int rank, const CommunicatorPl
           "creating communicator " + spec.name);
     communicators_.push_back(comm);
   }
-  std::map<std::string, KernelCall> calls;
-  distinct_calls(program, rank, dtype_, context_, &calls);
-  for (const auto& [name, call] : calls) kernels_[name] = std::make_unique<CpuKernel>(call);
-  buffers_.resize(queues.size());
-  for (size_t q = 0; q < queues.size(); ++q)
-    for (int id : queues[q].tasks) {
-      const Task& t = program.tasks[id];
-      if (is_compute(t.kind)) continue;
-      if (floats_of(t) > INT_MAX) throw LiveError(t.name + ": more elements than one MPI call can move");
-      buffers_[q].resize(std::max<size_t>(buffers_[q].size(), std::max<int64_t>(floats_of(t), 1)));
-    }
+  for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_))
+    kernels_[name] = std::make_unique<CpuKernel>(call);
+  for (const Task& t : program.tasks)
+    if (t.rank == rank && !is_compute(t.kind) && floats_of(t) > INT_MAX)
+      throw LiveError(t.name + ": more elements than one MPI call can move");
+  for (int64_t floats : buffer_floats(program, queues)) buffers_.emplace_back(floats);
   timings_.assign(program.tasks.size(), {});
   op_seconds_.assign(program.tasks.size(), {});
 }
