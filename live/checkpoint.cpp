@@ -478,16 +478,21 @@ CheckpointManifest verify_checkpoint(const std::string& dir, const CheckpointIde
   return m;
 }
 
-CheckpointManifest write_checkpoint(const std::string& dir, const CheckpointIdentity& identity, int64_t step,
-                                    std::span<const uint64_t> bytes_per_rank, TransferTiming* timing) {
-  if (static_cast<int64_t>(bytes_per_rank.size()) != identity.layout.world_size)
-    throw std::invalid_argument("write_checkpoint: one size per rank of the layout");
-  const auto start = std::chrono::steady_clock::now();
+CheckpointManifest manifest_for(const CheckpointIdentity& identity, int64_t step) {
   CheckpointManifest m;
   m.step = step;
   m.scenario_name = identity.scenario_name;
   m.scenario_hash = identity.scenario_hash;
   m.layout = identity.layout;
+  return m;
+}
+
+CheckpointManifest write_checkpoint(const std::string& dir, const CheckpointIdentity& identity, int64_t step,
+                                    std::span<const uint64_t> bytes_per_rank, TransferTiming* timing) {
+  if (static_cast<int64_t>(bytes_per_rank.size()) != identity.layout.world_size)
+    throw std::invalid_argument("write_checkpoint: one size per rank of the layout");
+  const auto start = std::chrono::steady_clock::now();
+  CheckpointManifest m = manifest_for(identity, step);
   uint64_t bytes = 0;
   for (int64_t rank = 0; rank < identity.layout.world_size; ++rank) {
     m.shards.push_back(write_shard(dir, rank, step, bytes_per_rank[rank]));

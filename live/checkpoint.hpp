@@ -106,6 +106,9 @@ nlohmann::json to_json(const CheckpointManifest& manifest);
 CheckpointManifest parse_manifest(const nlohmann::json& document, const std::string& file);
 CheckpointManifest read_manifest(const std::string& path);
 
+// The manifest of step `step` of `identity`, its shards yet to be added.
+CheckpointManifest manifest_for(const CheckpointIdentity& identity, int64_t step);
+
 // Commits a checkpoint: writes dir/manifest.json atomically (after all of its
 // shards are written), syncs the directory, then deletes the shards (and
 // leftover .tmp files) of earlier steps.

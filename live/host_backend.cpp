@@ -11,14 +11,6 @@ namespace simtrain {
 
 namespace {
 
-void check(int code, const std::string& what) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw LiveError(what + ": " + std::string(text, length));
-}
-
 // Floats a communication task moves: its bytes, rounded up to whole floats.
 int64_t floats_of(const Task& task) { return (static_cast<int64_t>(task.bytes) + 3) / 4; }
 
@@ -76,7 +68,7 @@ void HostBackend::prepare(const Program& program, int rank, const CommunicatorPl
     const auto member = std::find(spec.ranks.begin(), spec.ranks.end(), rank);
     const bool in_it = member != spec.ranks.end();
     MPI_Comm comm = MPI_COMM_NULL;
-    check(MPI_Comm_split(world_.communicator(), in_it ? 0 : MPI_UNDEFINED,
+    check_mpi(MPI_Comm_split(world_.communicator(), in_it ? 0 : MPI_UNDEFINED,
                          in_it ? static_cast<int>(member - spec.ranks.begin()) : 0, &comm),
           "creating communicator " + spec.name);
     communicators_.push_back(comm);
@@ -100,7 +92,7 @@ double HostBackend::now() const { return monotonic_seconds() - start_; }
 void HostBackend::start() {
   world_.barrier();
   start_ = monotonic_seconds();
-  check(MPI_Bcast(&start_, 1, MPI_DOUBLE, 0, world_.communicator()), "MPI_Bcast");
+  check_mpi(MPI_Bcast(&start_, 1, MPI_DOUBLE, 0, world_.communicator()), "MPI_Bcast");
 }
 
 void HostBackend::issue(const Task& task, int queue, const std::vector<int>&) {
@@ -141,18 +133,18 @@ void HostBackend::collective(const Task& task, std::vector<float>& buffer) {
     bool correct = true;
     if (task.kind == TaskKind::ALLREDUCE) {
       std::fill_n(buffer.begin(), elements, mine);
-      check(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, comm),
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, comm),
             task.name);
       correct = std::all_of(buffer.begin(), buffer.begin() + elements, [&](float x) { return x == sum; });
     } else if (task.kind == TaskKind::REDUCESCATTER) {
       std::vector<float> input(static_cast<size_t>(shard) * members, mine);
-      check(MPI_Reduce_scatter_block(input.data(), buffer.data(), shard, MPI_FLOAT, MPI_SUM, comm), task.name);
+      check_mpi(MPI_Reduce_scatter_block(input.data(), buffer.data(), shard, MPI_FLOAT, MPI_SUM, comm), task.name);
       correct = std::all_of(buffer.begin(), buffer.begin() + shard, [&](float x) { return x == sum; });
     } else {  // ALLGATHER
       std::vector<float> input(shard, mine);
       std::vector<float>& output = buffer;
       output.resize(std::max<size_t>(output.size(), static_cast<size_t>(shard) * members));
-      check(MPI_Allgather(input.data(), shard, MPI_FLOAT, output.data(), shard, MPI_FLOAT, comm), task.name);
+      check_mpi(MPI_Allgather(input.data(), shard, MPI_FLOAT, output.data(), shard, MPI_FLOAT, comm), task.name);
       for (int m = 0; m < members && correct; ++m)
         correct = std::all_of(output.begin() + int64_t(m) * shard, output.begin() + int64_t(m + 1) * shard,
                               [&](float x) { return x == m + 1; });
@@ -168,7 +160,7 @@ void HostBackend::collective(const Task& task, std::vector<float>& buffer) {
 void HostBackend::send(const Task& task, std::vector<float>& buffer) {
   const int bytes = static_cast<int>(std::max<int64_t>(floats_of(task), 1) * 4);
   std::memcpy(buffer.data(), &task.id, sizeof task.id);
-  check(MPI_Send(buffer.data(), bytes, MPI_BYTE, 1, task.id % tag_limit_, communicators_[plan_->of_task(task)]),
+  check_mpi(MPI_Send(buffer.data(), bytes, MPI_BYTE, 1, task.id % tag_limit_, communicators_[plan_->of_task(task)]),
         task.name);
 }
 
@@ -178,9 +170,9 @@ void HostBackend::receive(const Task& task, std::vector<float>& buffer, TaskTimi
   const int send_id = task.deps.front();
   const int bytes = static_cast<int>(std::max<int64_t>(floats_of(task), 1) * 4);
   MPI_Comm comm = communicators_[plan_->of_task(task)];
-  check(MPI_Probe(0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
+  check_mpi(MPI_Probe(0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
   timing.start = now();
-  check(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
+  check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
   int carried = -1;
   std::memcpy(&carried, buffer.data(), sizeof carried);
   if (carried != send_id)

@@ -4,26 +4,24 @@
 #include <stdexcept>
 #include <thread>
 
+#include "backend.hpp"
+
 namespace simtrain {
 
-namespace {
-
-void check(int code, const char* call) {
+void check_mpi(int code, const std::string& what) {
   if (code == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  throw std::runtime_error(std::string(call) + ": " + std::string(text, length));
+  throw LiveError(what + ": " + std::string(text, length));
 }
-
-}  // namespace
 
 MpiWorld::MpiWorld(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   int provided = MPI_THREAD_SINGLE;
   if (!initialized) {
-    check(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+    check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
     initialized_here_ = true;
   } else {
     MPI_Query_thread(&provided);
@@ -44,19 +42,19 @@ MpiWorld::~MpiWorld() {
   if (initialized_here_) MPI_Finalize();
 }
 
-void MpiWorld::barrier() { check(MPI_Barrier(world_), "MPI_Barrier"); }
+void MpiWorld::barrier() { check_mpi(MPI_Barrier(world_), "MPI_Barrier"); }
 
 std::vector<std::string> MpiWorld::gather_bytes(const std::string& bytes) {
   int count = static_cast<int>(bytes.size());
   std::vector<int> counts(rank_ == 0 ? size_ : 0), offsets;
-  check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world_), "MPI_Gather");
+  check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world_), "MPI_Gather");
   std::string all;
   if (rank_ == 0) {
     int total = 0;
     for (int c : counts) offsets.push_back(total), total += c;
     all.resize(total);
   }
-  check(MPI_Gatherv(bytes.data(), count, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR, 0, world_),
+  check_mpi(MPI_Gatherv(bytes.data(), count, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR, 0, world_),
         "MPI_Gatherv");
   std::vector<std::string> result;
   for (size_t r = 0; r < counts.size(); ++r) result.push_back(all.substr(offsets[r], counts[r]));
@@ -65,9 +63,9 @@ std::vector<std::string> MpiWorld::gather_bytes(const std::string& bytes) {
 
 void MpiWorld::broadcast(std::string& bytes, int root) {
   int size = static_cast<int>(bytes.size());
-  check(MPI_Bcast(&size, 1, MPI_INT, root, world_), "MPI_Bcast");
+  check_mpi(MPI_Bcast(&size, 1, MPI_INT, root, world_), "MPI_Bcast");
   bytes.resize(size);
-  check(MPI_Bcast(bytes.data(), size, MPI_CHAR, root, world_), "MPI_Bcast");
+  check_mpi(MPI_Bcast(bytes.data(), size, MPI_CHAR, root, world_), "MPI_Bcast");
 }
 
 std::map<int, std::string> MpiWorld::exchange_status(const std::string& status, double seconds) {

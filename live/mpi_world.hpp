@@ -2,9 +2,14 @@
 // The ProcessWorld of a run launched by mpirun or srun.
 #include <mpi.h>
 
+#include <string>
+
 #include "process_world.hpp"
 
 namespace simtrain {
+
+// Throws LiveError "what: MPI's message" unless `code` is MPI_SUCCESS.
+void check_mpi(int code, const std::string& what);
 
 class MpiWorld : public ProcessWorld {
 public:

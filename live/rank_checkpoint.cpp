@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <nlohmann/json.hpp>
-
 #include "backend.hpp"
 #include "checkpoint.hpp"
 #include "input_error.hpp"
@@ -44,32 +42,25 @@ CheckpointFigures resume_checkpoint(ProcessWorld& world, const std::string& dir,
 CheckpointFigures write_live_checkpoint(ProcessWorld& world, const std::string& dir, const Scenario& scenario,
                                         const Workload& workload, const Program& program, int64_t step) {
   const int rank = world.rank();
-  const double bytes = checkpoint_bytes_per_rank(scenario, workload, program)[rank];
+  // Every rank knows every shard's size and file name; only the checksums travel.
+  std::vector<uint64_t> bytes;
+  for (double b : checkpoint_bytes_per_rank(scenario, workload, program)) bytes.push_back(std::llround(b));
   TransferTiming timing;
-  nlohmann::json record;
-  std::string error;
+  std::string sha256, error;
   try {
-    const ShardRecord shard = write_shard(dir, rank, step, static_cast<uint64_t>(std::llround(bytes)), &timing);
-    record = {{"file", shard.file}, {"bytes", shard.bytes}, {"sha256", shard.sha256}};
+    sha256 = write_shard(dir, rank, step, bytes[rank], &timing).sha256;
   } catch (const std::exception& e) {
     error = e.what();
   }
   if (const std::string errors = agree_on_errors(world, error); !errors.empty())
     throw AgreedLiveError("checkpoint not written (the previous one, if any, is intact): " + errors);
   // Every shard is on disk (the agreement above waited for all): the manifest commits them.
-  const std::vector<std::string> records = world.gather_bytes(record.dump());
+  const std::vector<std::string> checksums = world.gather_bytes(sha256);
   const CheckpointFigures figures = gather_figures(world, step, timing);
   if (rank == 0) {
-    const CheckpointIdentity identity = checkpoint_identity(scenario);
-    CheckpointManifest manifest;
-    manifest.step = step;
-    manifest.scenario_name = identity.scenario_name;
-    manifest.scenario_hash = identity.scenario_hash;
-    manifest.layout = identity.layout;
-    for (size_t r = 0; r < records.size(); ++r) {
-      const nlohmann::json shard = nlohmann::json::parse(records[r]);
-      manifest.shards.push_back({int64_t(r), shard.at("file"), shard.at("bytes"), shard.at("sha256")});
-    }
+    CheckpointManifest manifest = manifest_for(checkpoint_identity(scenario), step);
+    for (size_t r = 0; r < checksums.size(); ++r)
+      manifest.shards.push_back({int64_t(r), shard_file_name(int64_t(r), step), bytes[r], checksums[r]});
     write_manifest(dir, manifest);
   }
   world.barrier();  // no rank reports the checkpoint before its manifest is in place
