@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "atomic_file.hpp"
 #include "embedded_files.hpp"
 #include "input_error.hpp"
+#include "interrupt_guard.hpp"
 #include "live_command.hpp"
+#include "option_checks.hpp"
+#include "process_world.hpp"
+#include "output_files.hpp"
 #include "profiler.hpp"
 #include "program_builder.hpp"
 #include "scenario_arguments.hpp"
@@ -41,8 +44,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   simulate_args.add_to(*simulate_command, true);
   std::string trace_path, report_path, algorithm = "auto";
   bool free_communication = false, quiet = false;
-  simulate_command->add_option("--trace", trace_path, "write a Chrome trace (Perfetto, chrome://tracing)");
-  simulate_command->add_option("--report", report_path, "write the report as JSON");
+  simulate_command->add_option("--trace", trace_path, "write a Chrome trace (Perfetto, chrome://tracing); - for standard output");
+  simulate_command->add_option("--report", report_path, "write the report as JSON; - for standard output");
   simulate_command->add_option("--allreduce-algorithm", algorithm, "NCCL all-reduce algorithm")
       ->check(CLI::IsMember({"auto", "ring", "tree"}));
   simulate_command->add_flag("--free-communication", free_communication,
@@ -52,6 +55,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* schedule_command = app.add_subcommand("schedule", "print the Program (per-rank task list) as JSON");
   ScenarioArguments schedule_args;
   schedule_args.add_to(*schedule_command, false);
+  std::string schedule_path = "-";
+  schedule_command->add_option("--out", schedule_path, "file to write (default: - for standard output)");
 
   auto* profile_command = app.add_subcommand(
       "profile", "time the scenario's kernels on this machine's GPU and write a kernel-profile database");
@@ -69,17 +74,20 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   train_args.add_to(*train_command, false);
   TrainRequest train_request;
   std::string run_trace_path, run_report_path;
-  auto* tokens_option = train_command->add_option("--tokens", train_request.tokens, "tokens to train")->check(CLI::PositiveNumber);
-  auto* steps_option = train_command->add_option("--steps", train_request.steps, "steps to train")->check(CLI::PositiveNumber);
-  train_command->add_option("--days", train_request.days, "train for this many days of wall time")
-      ->check(CLI::PositiveNumber)
+  auto* tokens_option = train_command->add_option("--tokens", train_request.tokens, "tokens to train")->check(more_than(0));
+  auto* steps_option = train_command->add_option("--steps", train_request.steps, "steps to train")->check(at_least(1));
+  train_command->add_option("--days", train_request.days,
+                            "days of wall time the job has; alone, it trains all the steps that fit")
+      ->check(more_than(0))
       ->excludes(tokens_option)
       ->excludes(steps_option);
   tokens_option->excludes(steps_option);
   train_command->add_option("--runs", train_request.runs, "runs with consecutive seeds (mean and percentiles)")
-      ->check(CLI::Range(1, 100000));
-  train_command->add_option("--trace", run_trace_path, "write the first run's timeline as a Chrome trace");
-  train_command->add_option("--report", run_report_path, "write the figures as JSON");
+      ->check(between(1, 100000));
+  train_command->add_option("--trace", run_trace_path, "write the first run's timeline as a Chrome trace; - for standard output");
+  train_command->add_option("--report", run_report_path, "write the figures as JSON; - for standard output");
+  bool train_quiet = false;
+  train_command->add_flag("--quiet", train_quiet, "no progress line");
 
   SearchCommand search_command(app);
   LiveCommands live_commands(app);
@@ -92,15 +100,21 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     out << app.help();  // the subcommand's help, when one was named
     return 0;
   } catch (const CLI::ParseError& e) {
+    if (launcher_rank() != 0) return e.get_exit_code() == 0 ? 0 : 2;  // under mpirun, rank 0 says it once
     if (e.get_exit_code() == 0) return app.exit(e, out, err);
     err << "simtrain: " << e.what() << "\n";
     return 2;
   }
 
   if (live_commands.parsed()) return live_commands.run(command_line(argc, argv), out, err);
+  const InterruptGuard interrupt_guard;
+  OutputFiles outputs(out);
   try {
     if (simulate_command->parsed()) {
+      outputs.add("--trace", trace_path);
+      outputs.add("--report", report_path);
       const Scenario scenario = simulate_args.load();
+      outputs.refuse_inputs(scenario.files_read);
       ReplayOptions options;
       options.free_communication = free_communication;
       options.allreduce_algorithm = algorithm;
@@ -112,29 +126,48 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         };
       const Simulation sim = simulate(scenario, options);
       if (show_progress) err << "\r" << std::string(72, ' ') << "\r" << std::flush;
-      out << to_text(sim.report);
-      if (!trace_path.empty())
-        write_file_atomically(trace_path, [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline); });
-      if (!report_path.empty())
-        write_file_atomically(report_path, [&](std::ostream& o) { o << to_json(sim.report).dump(2) << "\n"; });
+      (outputs.writes_standard_output() ? err : out) << to_text(sim.report);
+      const TraceOrigin origin{simulate_args.path.empty() ? std::string(default_scenario_name()) : simulate_args.path,
+                               simulate_args.overrides};
+      outputs.write({{"--trace", [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline, origin); }},
+                     {"--report", [&](std::ostream& o) { o << to_json(sim.report).dump(2) << "\n"; }}});
     } else if (train_command->parsed()) {
-      const TrainPlan plan = plan_training(train_args.load(), train_request);
-      out << to_text(plan);
-      if (!run_trace_path.empty())
-        write_file_atomically(run_trace_path, [&](std::ostream& o) { write_run_trace(o, plan.runs.front()); });
-      if (!run_report_path.empty())
-        write_file_atomically(run_report_path, [&](std::ostream& o) { o << to_json(plan).dump(2) << "\n"; });
+      outputs.add("--trace", run_trace_path);
+      outputs.add("--report", run_report_path);
+      const Scenario scenario = train_args.load();
+      outputs.refuse_inputs(scenario.files_read);
+      const bool show_progress = !train_quiet && ::isatty(STDERR_FILENO);
+      if (show_progress)
+        train_request.on_progress = [&err](const TrainProgress& p) {
+          err << "\rtraining: " << p.runs_done << "/" << p.runs << " runs done; run " << p.runs_done + 1 << " at "
+              << std::lround(p.simulated_seconds / 8640) / 10.0 << " simulated days   " << std::flush;
+        };
+      struct ClearsProgress {  // also when the runs are interrupted or fail
+        std::ostream* err;
+        ~ClearsProgress() {
+          if (err) *err << "\r" << std::string(72, ' ') << "\r" << std::flush;
+        }
+      };
+      const TrainPlan plan = [&] {
+        const ClearsProgress clears{show_progress ? &err : nullptr};
+        return plan_training(scenario, train_request);
+      }();
+      (outputs.writes_standard_output() ? err : out) << to_text(plan);
+      outputs.write({{"--trace", [&](std::ostream& o) { write_run_trace(o, plan.runs.front()); }},
+                     {"--report", [&](std::ostream& o) { o << to_json(plan).dump(2) << "\n"; }}});
     } else if (search_command.parsed()) {
       search_command.run(out, err);
     } else if (schedule_command->parsed()) {
+      outputs.add("--out", schedule_path);
       const Scenario scenario = schedule_args.load();
+      outputs.refuse_inputs(scenario.files_read);
       const Program program = build_program(scenario, build_workload(scenario));
-      out << to_json(program).dump() << "\n";
+      outputs.write({{"--out", [&](std::ostream& o) { o << to_json(program).dump() << "\n"; }}});
     } else if (profile_command->parsed()) {
       profile_options.command_line = command_line(argc, argv);
       profile_options.progress = &err;
       write_kernel_profile(profile_args.load(), profile_path, profile_options);
-      out << "wrote " << profile_path << "\n";
+      if (profile_path != "-") out << "wrote " << profile_path << "\n";
     } else {
       list_builtins(out);
     }
@@ -144,6 +177,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const Interrupted&) {
     err << "simtrain: interrupted; no output was written\n";
     return 130;
+  } catch (const OutputError& e) {
+    err << "simtrain: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     err << "simtrain: error: " << e.what() << "\n";
     return 1;

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "atomic_file.hpp"
 #include "distribution.hpp"
 #include "input_error.hpp"
+#include "option_checks.hpp"
+#include "output_files.hpp"
+#include "scenario_summary.hpp"
 #include "search_report.hpp"
 
 namespace simtrain {
@@ -38,12 +40,37 @@ nlohmann::json parse_value(const std::string& text) {
   }
 }
 
-// "key=value" -> key (its last dotted part).
-std::string key_of(const std::string& assignment, const std::string& option) {
+// "training.key=value" -> "training.key", as written.
+std::string written_key(const std::string& assignment, const std::string& option) {
   const size_t equals = assignment.find('=');
   if (equals == std::string::npos || equals == 0) throw InputError("search", option + " " + assignment, "expected key=value");
-  const std::string key = assignment.substr(0, equals);
+  return assignment.substr(0, equals);
+}
+
+// "training.key=value" -> key (its last dotted part).
+std::string key_of(const std::string& assignment, const std::string& option) {
+  const std::string key = written_key(assignment, option);
   return key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+}
+
+// Every item of every occurrence of a comma-separated option.
+std::vector<std::string> items(const std::vector<std::string>& lists) {
+  std::vector<std::string> all;
+  for (const std::string& list : lists)
+    for (const std::string& item : split_top_level(list)) all.push_back(item);
+  return all;
+}
+
+// A field the search varies is not also fixed by --set: one of the two would be lost.
+void refuse_conflicts(const std::vector<std::string>& sets, const std::vector<std::pair<std::string, std::string>>& varied) {
+  for (const std::string& set : sets) {
+    const std::string set_key = key_of(set, "--set");
+    if (set_key == "data_parallel_size")
+      throw InputError("search", "--set " + set,
+                       "the search derives data_parallel_size from the GPU count and each strategy's tensor and pipeline sizes");
+    for (const auto& [option, key] : varied)
+      if (sets_dimension(set_key, key)) throw InputError("search", option, "conflicts with --set " + set);
+  }
 }
 
 std::string duration(double seconds) {
@@ -90,45 +117,59 @@ SearchCommand::SearchCommand(CLI::App& app) {
   command_ = app.add_subcommand(
       "search", "enumerate parallel strategies, cluster sizes and GPU types; simulate those that can win; rank them");
   scenario_.add_to(*command_, false);
-  command_->add_option("--gpus", gpu_counts_, "cluster sizes (default: the scenario's)")->delimiter(',')->type_name("N,N,...");
-  command_->add_option("--gpu-types", gpu_types_, "GPU types (default: the scenario's)")->delimiter(',')->type_name("GPU,...");
+  command_->add_option("--gpus", gpu_counts_, "cluster sizes (default: the scenario's)")
+      ->type_name("N,N,...")
+      ->allow_extra_args(false);
+  command_->add_option("--gpu-types", gpu_types_, "GPU types (default: the scenario's)")
+      ->type_name("GPU,...")
+      ->allow_extra_args(false);
   command_->add_option("--objective", objective_, "what ranks first: time, cost or tokens-per-dollar")
       ->check(CLI::IsMember({"time", "cost", "tokens-per-dollar"}));
-  command_->add_option("--top", top_, "rows in the table; the rest need not be simulated (0: all)")->check(CLI::NonNegativeNumber);
+  command_->add_option("--top", top_, "rows in the table; the rest need not be simulated (0: all)")->check(at_least(0));
   command_->add_option("--vary", varied_, "values of a field to try, replacing the default grid's (repeatable)")
       ->type_name("KEY=V1,V2,...")
       ->allow_extra_args(false);
   command_->add_option("--price", prices_, "USD per GPU-hour of a GPU type (repeatable)")
       ->type_name("GPU=USD")
       ->allow_extra_args(false);
-  command_->add_option("--jobs", jobs_, "simulations at once (default: all cores)")->check(CLI::PositiveNumber);
+  command_->add_option("--jobs", jobs_, "simulations at once (default: all cores)")->check(at_least(1));
   command_->add_option("--round", round_size_, "configurations simulated between two pruning rounds")
-      ->check(CLI::PositiveNumber);
-  command_->add_option("--csv", csv_path_, "write every simulated configuration as CSV");
-  command_->add_option("--json", json_path_, "write the results as JSON");
+      ->check(at_least(1));
+  command_->add_option("--csv", csv_path_, "write every simulated configuration as CSV; - for standard output");
+  command_->add_option("--json", json_path_, "write the results as JSON; - for standard output");
   command_->add_option("--pareto-svg", svg_path_, "plot the cost/time Pareto front as SVG");
   command_->add_flag("--quiet", quiet_, "no progress bar");
 }
 
 void SearchCommand::run(std::ostream& out, std::ostream& err) const {
+  OutputFiles outputs(out);
+  outputs.add("--csv", csv_path_);
+  outputs.add("--json", json_path_);
+  outputs.add("--pareto-svg", svg_path_);
   SearchRequest request;
   request.base = scenario_.load();
+  outputs.refuse_inputs(request.base.files_read);
   request.base_dir = scenario_.base_dir();
   for (const std::string& assignment : scenario_.overrides) request.fixed_keys.push_back(key_of(assignment, "--set"));
-  request.gpu_counts = gpu_counts_;
-  request.gpu_types = gpu_types_;
+  for (const std::string& gpus : items(gpu_counts_)) request.gpu_counts.push_back(gpu_count_named(gpus));
+  request.gpu_types = items(gpu_types_);
   for (const std::string& price : prices_) {
-    const std::string gpu = key_of(price, "--price");
+    const std::string gpu = written_key(price, "--price");
     const nlohmann::json usd = parse_value(price.substr(price.find('=') + 1));
     if (!usd.is_number() || usd.get<double>() <= 0) throw InputError("search", "--price " + price, "expected GPU=USD per hour");
-    request.prices[gpu] = usd.get<double>();
+    if (!request.prices.emplace(gpu, usd.get<double>()).second) throw InputError("search", "--price " + gpu, "given twice");
   }
+  std::vector<std::pair<std::string, std::string>> varied;  // option, field
+  if (!gpu_counts_.empty()) varied.push_back({"--gpus", "num_gpus"});
+  if (!gpu_types_.empty()) varied.push_back({"--gpu-types", "gpu"});
   for (const std::string& assignment : varied_) {
     Dimension d{key_of(assignment, "--vary"), {}};
     for (const std::string& value : split_top_level(assignment.substr(assignment.find('=') + 1)))
       d.values.push_back(parse_value(value));
     request.dimensions.push_back(d);
+    varied.push_back({"--vary " + written_key(assignment, "--vary"), d.key});
   }
+  refuse_conflicts(scenario_.overrides, varied);
   request.objective = objective_named(objective_);
   request.top = top_;
   request.round_size = round_size_;
@@ -145,10 +186,15 @@ void SearchCommand::run(std::ostream& out, std::ostream& err) const {
       run_search(request, distribution.simulator, [&](const SearchProgress& p) { if (bar) bar->show(p); });
   bar.reset();
   if (!lead) return;
-  out << to_text(result, top_);
-  if (!csv_path_.empty()) write_file_atomically(csv_path_, [&](std::ostream& o) { write_csv(o, result); });
-  if (!json_path_.empty()) write_file_atomically(json_path_, [&](std::ostream& o) { o << to_json(result).dump(2) << "\n"; });
-  if (!svg_path_.empty()) write_file_atomically(svg_path_, [&](std::ostream& o) { write_pareto_svg(o, result); });
+  std::ostream& text = outputs.writes_standard_output() ? err : out;
+  text << "searched around the scenario as given (after --set):\n";
+  for (const std::string& line : scenario_summary_lines(request.base)) text << line << "\n";
+  text << "\n" << to_text(result, top_);
+  nlohmann::ordered_json document = {{"scenario", scenario_summary_json(request.base)}};
+  document.update(nlohmann::ordered_json(to_json(result)));
+  outputs.write({{"--csv", [&](std::ostream& o) { write_csv(o, result); }},
+                 {"--json", [&](std::ostream& o) { o << document.dump(2) << "\n"; }},
+                 {"--pareto-svg", [&](std::ostream& o) { write_pareto_svg(o, result); }}});
 }
 
 }  // namespace simtrain

@@ -21,8 +21,7 @@ public:
 private:
   CLI::App* command_;
   ScenarioArguments scenario_;
-  std::vector<int64_t> gpu_counts_;
-  std::vector<std::string> gpu_types_, prices_, varied_;
+  std::vector<std::string> gpu_counts_, gpu_types_, prices_, varied_;  // as given (--gpus, --gpu-types: comma-separated)
   std::string objective_ = "time", csv_path_, json_path_, svg_path_;
   int top_ = 10, jobs_ = 0, round_size_ = 16;
   bool quiet_ = false;

@@ -35,6 +35,14 @@ struct RankRecord {
   std::vector<std::vector<double>> op_seconds; // compute tasks: each op of the task's Work
 };
 
+// What a rank's device is expected to take for each work of a Program
+// (indexed like program.works; 0 for works the rank does not run), and what
+// the expectation rests on, for the report.
+struct WorkEstimate {
+  std::vector<double> work_seconds;
+  std::string basis;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -44,9 +52,14 @@ public:
 
   // Bytes prepare() would allocate for this rank's tasks, and the bytes free
   // for them on the device; the runner refuses to start when the first
-  // exceeds the second.
+  // exceeds the second, or when bytes_needed throws (a task the backend
+  // cannot run).
   virtual double bytes_needed(const Program& program, int rank) const = 0;
   virtual double bytes_available() const = 0;
+
+  // Called by every rank at once, before prepare(): the runner estimates the
+  // step from it (step_estimate.hpp) and scales the watchdog's timeout.
+  virtual WorkEstimate estimate_works(const Program& program, int rank) const = 0;
 
   // Collective over every rank: creates the communicators of `plan` this
   // rank belongs to, and the buffers and kernels of its tasks; `queues` are

@@ -1,6 +1,7 @@
 #include "cpu_kernel.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <stdexcept>
@@ -192,7 +193,66 @@ Plan plan(const KernelCall& call) {
   refuse(call, "unknown kernel");
 }
 
+// How many times the reference's loops run for the call's sizes (kernel_sample).
+double loop_count(const KernelCall& call) {
+  const std::vector<int64_t>& size = call.sizes;
+  switch (call.kernel) {
+    case Kernel::attention_forward:
+    case Kernel::attention_backward:
+      return double(size[0]) * double(size[1]) * (double(size[2]) * double(size[2] + 1) / 2) * double(size[3]);
+    case Kernel::embedding_forward:
+    case Kernel::embedding_backward:
+      return double(size[0]) * double(size[1]);
+    default: {  // gemm M*N*K; norms, cross-entropy rows*width; the element-wise kernels their elements
+      double count = 1;
+      for (int64_t s : size) count *= double(s);
+      return count;
+    }
+  }
+}
+
+// The sizes kernel_sample halves, in order.
+std::vector<size_t> cut_sizes(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::gemm: return {0, 1};
+    case Kernel::attention_forward:
+    case Kernel::attention_backward: return {0, 1, 2};
+    case Kernel::embedding_forward:
+    case Kernel::embedding_backward: return {0, 2};
+    default: return {0};
+  }
+}
+
 }  // namespace
+
+KernelSample kernel_sample(const KernelCall& call) {
+  constexpr double max_loops = 1 << 20, max_bytes = 16 << 20;
+  CpuKernel::bytes_needed(call);  // refuses what CpuKernel refuses, before the sizes are read
+  KernelSample sample{call, 1};
+  auto too_large = [&] {
+    return loop_count(sample.call) > max_loops || CpuKernel::bytes_needed(sample.call) > max_bytes;
+  };
+  for (size_t index : cut_sizes(call.kernel)) {
+    int64_t& size = sample.call.sizes.at(index);
+    while (size > 1 && too_large()) size = (size + 1) / 2;
+  }
+  sample.scale = loop_count(call) / loop_count(sample.call);
+  return sample;
+}
+
+double CpuKernel::estimated_seconds(const KernelCall& call) {
+  const KernelSample sample = kernel_sample(call);
+  CpuKernel kernel(sample.call);
+  using Clock = std::chrono::steady_clock;
+  constexpr std::chrono::milliseconds at_least(20);
+  const Clock::time_point begin = Clock::now();
+  int runs = 0;
+  do {
+    kernel.run();
+    ++runs;
+  } while (Clock::now() - begin < at_least);
+  return std::chrono::duration<double>(Clock::now() - begin).count() / runs * sample.scale;
+}
 
 double CpuKernel::bytes_needed(const KernelCall& call) {
   const Plan p = plan(call);

@@ -17,6 +17,22 @@
 
 namespace simtrain {
 
+// A cut-down call of the same kernel, quick to time, and how many times more
+// the whole call's loops run: the reference kernels' loops run a number of
+// times known from the sizes (gemm M*N*K; causal attention
+// B*H*S(S+1)/2*D; embeddings tokens*hidden; the others once per element),
+// so the whole call takes about `scale` times the sample's time (the
+// sample's buffers fit in faster caches: a little less, for the largest
+// calls). Leading sizes are halved (gemm: M, then N; attention: batch,
+// heads, then sequence; embeddings: tokens, then table rows) until the
+// sample's loops run at most 2^20 times and its buffers hold at most 16 MiB.
+// Throws std::invalid_argument as CpuKernel does.
+struct KernelSample {
+  KernelCall call;
+  double scale = 1;
+};
+KernelSample kernel_sample(const KernelCall& call);
+
 class CpuKernel {
 public:
   // Throws std::invalid_argument for sizes it cannot run (a wrong number of
@@ -30,6 +46,11 @@ public:
   static double bytes_needed(const KernelCall& call);
 
   const KernelCall& call() const { return call_; }
+
+  // Seconds run() of `call` takes on this host, as loaded as it is now:
+  // kernel_sample's call run for at least 20 ms, its mean time times its
+  // scale. Allocates the sample's buffers only.
+  static double estimated_seconds(const KernelCall& call);
 
 private:
   KernelCall call_;

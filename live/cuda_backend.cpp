@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -23,6 +22,7 @@
 #include "gemm.hpp"
 #include "kernel_call.hpp"
 #include "prepared_kernel.hpp"
+#include "profiled_cost_model.hpp"
 
 namespace simtrain {
 
@@ -105,6 +105,7 @@ struct UnhealthyUnlessDone {
 
 struct CudaBackend::State {
   ProcessWorld& world;
+  std::unique_ptr<CostModel> cost_model;  // the simulator's, for the estimate of the step
   KernelContext context;
   Dtype dtype = Dtype::bf16;
   int device = 0;
@@ -289,6 +290,7 @@ CudaBackend::CudaBackend(ProcessWorld& world, const Scenario& scenario, int devi
   if (state_->device >= count)
     throw LiveError("CUDA device " + std::to_string(state_->device) + " asked for, " + std::to_string(count) +
                     " visible");
+  state_->cost_model = make_cost_model(scenario);
   state_->context = kernel_context(scenario);
   state_->dtype = scenario.training.dtype;
   state_->use_device();
@@ -297,13 +299,7 @@ CudaBackend::CudaBackend(ProcessWorld& world, const Scenario& scenario, int devi
 CudaBackend::~CudaBackend() = default;
 
 int CudaBackend::local_rank_device() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"})
-    if (const char* value = std::getenv(name)) {
-      char* end = nullptr;
-      const long rank = std::strtol(value, &end, 10);
-      if (end != value && *end == '\0' && rank >= 0) return int(rank);
-    }
-  return 0;
+  return rank_from_environment({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"});
 }
 
 std::string CudaBackend::device() const {
@@ -317,6 +313,16 @@ double CudaBackend::bytes_available() const {
   size_t free = 0, total = 0;
   check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
   return double(free);
+}
+
+// Nothing is timed before the step: the simulator's cost model of the
+// scenario's GPU stands in for the device.
+WorkEstimate CudaBackend::estimate_works(const Program& program, int) const {
+  WorkEstimate estimate{{}, "the simulator's cost model of the scenario's GPU (its kernel profile where it has one); "
+                            "communication not counted"};
+  for (const Work& work : program.works)
+    estimate.work_seconds.push_back(work_seconds(*state_->cost_model, work, state_->dtype));
+  return estimate;
 }
 
 double CudaBackend::bytes_needed(const Program& program, int rank) const {

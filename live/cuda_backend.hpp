@@ -56,6 +56,7 @@ public:
   std::string device() const override;  // cudaGetDeviceProperties' name
   double bytes_needed(const Program& program, int rank) const override;
   double bytes_available() const override;  // cudaMemGetInfo's free bytes
+  WorkEstimate estimate_works(const Program& program, int rank) const override;
   void prepare(const Program& program, int rank, const CommunicatorPlan& plan,
                const std::vector<TaskQueue>& queues) override;
   void start() override;

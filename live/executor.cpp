@@ -1,9 +1,11 @@
 #include "executor.hpp"
 
 #include <csignal>
+#include <cstdio>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -12,13 +14,15 @@
 namespace simtrain {
 
 InjectedFault parse_injected_fault(const std::string& text, const std::string& option) {
+  const std::map<std::string, InjectedFault::Kind> kinds = {
+      {"kill", InjectedFault::Kind::kill}, {"hang", InjectedFault::Kind::hang}, {"fail", InjectedFault::Kind::fail}};
   InjectedFault fault;
   char kind[8] = {};
   int consumed = 0;
   if (std::sscanf(text.c_str(), "%4[a-z]:%d:%d%n", kind, &fault.rank, &fault.task, &consumed) != 3 ||
-      consumed != static_cast<int>(text.size()) || (std::string(kind) != "kill" && std::string(kind) != "hang"))
-    throw InputError(option, "", "'" + text + "' is not kill:RANK:TASK or hang:RANK:TASK");
-  fault.kind = std::string(kind) == "kill" ? InjectedFault::Kind::kill : InjectedFault::Kind::hang;
+      consumed != static_cast<int>(text.size()) || !kinds.count(kind))
+    throw InputError(option, "", "'" + text + "' is not kill:RANK:TASK, hang:RANK:TASK or fail:RANK:TASK");
+  fault.kind = kinds.at(kind);
   return fault;
 }
 
@@ -52,6 +56,12 @@ private:
 // A hung process is stopped whole (SIGSTOP), as a hung node would be: its
 // watchdog does not answer either.
 [[noreturn]] void inject(const InjectedFault& fault) {
+  if (fault.kind == InjectedFault::Kind::fail) {
+    char message[96];
+    std::snprintf(message, sizeof message, "task %d failed (--inject-fault fail:%d:%d)", fault.task, fault.rank,
+                  fault.task);
+    throw LiveError(message);
+  }
   std::raise(fault.kind == InjectedFault::Kind::kill ? SIGKILL : SIGSTOP);
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }

@@ -20,22 +20,23 @@
 namespace simtrain {
 
 // A fault to inject, to test that a run stops cleanly: rank `rank` is killed
-// (SIGKILL) or stopped (SIGSTOP: it hangs) when it reaches task `task`.
+// (SIGKILL), stopped (SIGSTOP: it hangs) or its task fails (a LiveError, as
+// a wrong collective result would be) when it reaches task `task`.
 struct InjectedFault {
-  enum class Kind { kill, hang };
+  enum class Kind { kill, hang, fail };
   Kind kind = Kind::kill;
   int rank = 0;
   int task = 0;
 };
-// "kill:RANK:TASK" or "hang:RANK:TASK"; throws InputError naming `option`.
+// "kill:RANK:TASK", "hang:RANK:TASK" or "fail:RANK:TASK"; throws InputError naming `option`.
 InjectedFault parse_injected_fault(const std::string& text, const std::string& option);
 
 struct ExecutorOptions {
   double timeout_seconds = 300;
   std::optional<InjectedFault> fault;
   // Called (from the watchdog's thread) when the run stalled here, or
-  // another rank reported a stall (`peer_stalled`), with what each queue
-  // waits for; it must end the process.
+  // another rank stopped (`peer_stalled`: it stalled or failed), with what
+  // each queue waits for; it must end the process.
   std::function<void(const std::string& waiting_for)> on_stall;
   std::function<bool()> peer_stalled = [] { return false; };
   // Called (from a queue's thread) when a task failed; it must end the process.

@@ -50,6 +50,10 @@ HostBackend::~HostBackend() {
 }
 
 double HostBackend::bytes_needed(const Program& program, int rank) const {
+  for (int id : program.rank_tasks[rank]) {
+    const Task& t = program.tasks[id];
+    if (!is_compute(t.kind) && floats_of(t) > INT_MAX) throw LiveError(t.name + ": more elements than one MPI call can move");
+  }
   double bytes = 0;
   for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_)) bytes += CpuKernel::bytes_needed(call);
   for (int64_t floats : buffer_floats(program, task_queues(program, rank))) bytes += 4.0 * floats;
@@ -58,6 +62,26 @@ double HostBackend::bytes_needed(const Program& program, int rank) const {
 
 double HostBackend::bytes_available() const {
   return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) / local_ranks_;
+}
+
+// Every rank times its kernels at once, so that the processes sharing this
+// host's cores slow each other down as they will in the step.
+WorkEstimate HostBackend::estimate_works(const Program& program, int rank) const {
+  std::map<std::string, double> call_seconds;
+  for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_))
+    call_seconds[name] = CpuKernel::estimated_seconds(call);
+  WorkEstimate estimate{std::vector<double>(program.works.size(), 0),
+                        "each CPU reference kernel timed on a cut-down copy of its call, every rank at once, and "
+                        "scaled by its loop count; communication not counted"};
+  std::vector<bool> done(program.works.size(), false);
+  for (int id : program.rank_tasks[rank]) {
+    const int work = program.tasks[id].work;
+    if (work < 0 || done[work]) continue;
+    done[work] = true;
+    for (const Op& op : program.works[work].ops)
+      estimate.work_seconds[work] += call_seconds.at(kernel_call(op, dtype_, context_).description());
+  }
+  return estimate;
 }
 
 void HostBackend::prepare(const Program& program, int rank, const CommunicatorPlan& plan,
@@ -75,9 +99,6 @@ void HostBackend::prepare(const Program& program, int rank, const CommunicatorPl
   }
   for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_))
     kernels_[name] = std::make_unique<CpuKernel>(call);
-  for (const Task& t : program.tasks)
-    if (t.rank == rank && !is_compute(t.kind) && floats_of(t) > INT_MAX)
-      throw LiveError(t.name + ": more elements than one MPI call can move");
   for (int64_t floats : buffer_floats(program, queues)) buffers_.emplace_back(floats);
   timings_.assign(program.tasks.size(), {});
   op_seconds_.assign(program.tasks.size(), {});

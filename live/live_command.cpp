@@ -1,13 +1,31 @@
 #include "live_command.hpp"
 
-#include "atomic_file.hpp"
+#include <cstdlib>
+
+#include "output_files.hpp"
 #include "backend.hpp"
 #include "calibration.hpp"
 #include "input_error.hpp"
+#include "step_estimate.hpp"
 #include "trace_comparison.hpp"
 #include "trace_reader.hpp"
 
 namespace simtrain {
+
+namespace {
+
+// CLI::PositiveNumber's message names the range of a double ("not in range
+// 0.000000 to 1797...").
+const CLI::Validator positive(
+    [](std::string& text) {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      return end != text.c_str() && *end == '\0' && value > 0 ? std::string()
+                                                               : "must be a positive number, got '" + text + "'";
+    },
+    "POSITIVE");
+
+}  // namespace
 
 LiveCommands::LiveCommands(CLI::App& app) {
   live_ = app.add_subcommand("live", "run the scenario's step for real: mpirun -np N simtrain live <scenario>");
@@ -18,16 +36,16 @@ LiveCommands::LiveCommands(CLI::App& app) {
   live_->add_option("--backend", request_.backend, "host: MPI and CPU kernels; cuda: NCCL and CUDA kernels")
       ->check(CLI::IsMember({"host", "cuda"}))
       ->capture_default_str();
-  live_->add_option("--layers", request_.layers, "scale down: run with this many layers")->check(CLI::PositiveNumber);
+  live_->add_option("--layers", request_.layers, "scale down: run with this many layers")->check(positive);
   live_->add_option("--micro-batches", request_.micro_batches, "scale down: micro-batches per pipeline per step")
-      ->check(CLI::PositiveNumber);
+      ->check(positive);
   live_->add_option("--trace", request_.trace_path, "write the measured step as a Chrome trace (rank 0)");
   live_->add_option("--checkpoint", request_.checkpoint_dir, "after the step, write every rank's shard of state here");
   live_->add_option("--resume", request_.resume_dir, "before the step, verify the checkpoint in this directory");
-  live_->add_option("--timeout", request_.timeout_seconds, "seconds without a completed task before the run stops")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  live_->add_option("--inject-fault", fault_, "test the fault handling: kill:RANK:TASK or hang:RANK:TASK");
+  live_->add_option("--timeout", request_.timeout_seconds,
+                    "seconds without a completed task before the run stops (default: " + default_timeout_rule() + ")")
+      ->check(positive);
+  live_->add_option("--inject-fault", fault_, "test the fault handling: kill:RANK:TASK, hang:RANK:TASK or fail:RANK:TASK");
 
   compare_ = app.add_subcommand("compare", "compare a simulated trace with a live one, task by task");
   compare_->add_option("simulated", simulated_trace_, "trace of `simtrain simulate --trace`")->required();
@@ -40,7 +58,7 @@ LiveCommands::LiveCommands(CLI::App& app) {
 int LiveCommands::run(const std::string& command_line, std::ostream& out, std::ostream& err) {
   try {
     if (live_->parsed()) return run_live_command(out, err);
-    run_compare(command_line, out);
+    run_compare(command_line, out, err);
     return 0;
   } catch (const InputError& e) {
     err << "simtrain: " << e.what() << "\n";
@@ -52,11 +70,11 @@ int LiveCommands::run(const std::string& command_line, std::ostream& out, std::o
 }
 
 int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
-  if (!fault_.empty()) request_.fault = parse_injected_fault(fault_, "--inject-fault");
   const std::unique_ptr<ProcessWorld> world = join_process_world(nullptr, nullptr);
   // Bad input is refused by every rank alike, and agreed failures are thrown
   // by all: rank 0 says it once.
   try {
+    if (!fault_.empty()) request_.fault = parse_injected_fault(fault_, "--inject-fault");
     return run_live(request_, *world, out, err);
   } catch (const InputError&) {
     if (world->rank() != 0) return 2;
@@ -67,18 +85,22 @@ int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
   }
 }
 
-void LiveCommands::run_compare(const std::string& command_line, std::ostream& out) {
+void LiveCommands::run_compare(const std::string& command_line, std::ostream& out, std::ostream& err) {
+  OutputFiles outputs(out);
+  outputs.add("--json", comparison_json_);
+  outputs.add("--calibrate", calibration_path_);
+  outputs.refuse_inputs({simulated_trace_, live_trace_});
   const RecordedStep simulated = read_chrome_trace_file(simulated_trace_);
   const RecordedStep live = read_chrome_trace_file(live_trace_);
+  check_comparable(simulated, live);
   const TraceComparison comparison = compare_traces(simulated, live);
-  out << to_text(comparison);
-  if (!comparison_json_.empty())
-    write_file_atomically(comparison_json_, [&](std::ostream& o) { o << to_json(comparison).dump(2) << "\n"; });
-  if (!calibration_path_.empty()) {
-    const nlohmann::json document = calibration_document(calibration_database(live), command_line);
-    write_file_atomically(calibration_path_, [&](std::ostream& o) { o << document.dump(2) << "\n"; });
-    out << "wrote " << calibration_path_ << "\n";
-  }
+  std::ostream& text = outputs.writes_standard_output() ? err : out;
+  text << to_text(comparison);
+  outputs.write({{"--json", [&](std::ostream& o) { o << to_json(comparison).dump(2) << "\n"; }},
+                 {"--calibrate", [&](std::ostream& o) {
+                    o << calibration_document(calibration_database(live), command_line).dump(2) << "\n";
+                  }}});
+  if (outputs.wanted("--calibrate") && calibration_path_ != "-") text << "wrote " << calibration_path_ << "\n";
 }
 
 }  // namespace simtrain

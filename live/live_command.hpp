@@ -21,7 +21,7 @@ public:
 
 private:
   int run_live_command(std::ostream& out, std::ostream& err);
-  void run_compare(const std::string& command_line, std::ostream& out);
+  void run_compare(const std::string& command_line, std::ostream& out, std::ostream& err);
 
   CLI::App* live_;
   CLI::App* compare_;

@@ -1,18 +1,21 @@
 #include "live_run.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <thread>
 
-#include "atomic_file.hpp"
+#include "output_files.hpp"
 #include "backend_factory.hpp"
 #include "rank_checkpoint.hpp"
 #include "communicator_plan.hpp"
 #include "input_error.hpp"
 #include "program_builder.hpp"
 #include "report.hpp"
+#include "step_estimate.hpp"
 #include "text_format.hpp"
 #include "trace.hpp"
 #include "workload.hpp"
@@ -24,13 +27,15 @@ namespace {
 // The scenario as requested, then scaled down by --layers / --micro-batches.
 struct ScaledScenario {
   Scenario scenario;
-  std::vector<std::string> scaled;  // "layers 96 -> 4", for the report
+  std::vector<std::string> overrides;  // --set, then the scaling as --set: what builds the Program it runs
+  std::vector<std::string> scaled;     // "layers 96 -> 4", for the report
 };
 
 ScaledScenario load_scaled(const LiveRequest& request) {
   const Scenario original = load_scenario(request.scenario, request.overrides);
-  std::vector<std::string> overrides = request.overrides;
   ScaledScenario result;
+  result.overrides = request.overrides;
+  std::vector<std::string>& overrides = result.overrides;
   if (request.layers && *request.layers != original.model.num_layers) {
     overrides.push_back("model.num_hidden_layers=" + std::to_string(*request.layers));
     result.scaled.push_back("layers " + std::to_string(original.model.num_layers) + " -> " +
@@ -71,16 +76,91 @@ std::string seconds_text(double seconds) {
   return text;
 }
 
-// Refused on every rank when one lacks the memory, before anything is allocated.
-void check_memory(ProcessWorld& world, const Backend& backend, const Program& program) {
-  const double needed = backend.bytes_needed(program, world.rank());
-  const double available = backend.bytes_available();
-  const std::string error = needed <= available ? ""
-                                                : "needs " + format_bytes(needed) + " for its kernels and buffers, " +
-                                                      format_bytes(available) + " are free";
+// The backend of every rank, or a failure of all of them where one cannot
+// make its own (no CUDA device), said once.
+std::unique_ptr<Backend> agreed_backend(const std::string& name, ProcessWorld& world, const Scenario& scenario) {
+  std::unique_ptr<Backend> backend;
+  std::string error;
+  try {
+    backend = make_backend(name, world, scenario);
+  } catch (const InputError&) {
+    throw;  // the same on every rank: a backend unknown or not built in, a bad kernel profile
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
   if (const std::string errors = agree_on_errors(world, error); !errors.empty())
-    throw AgreedLiveError("out of memory before launching anything: " + errors +
-                    ". Scale it down: --layers, --micro-batches, or --set seq_length=... / hidden_size=...");
+    throw AgreedLiveError("the " + name + " backend cannot start: " + errors);
+  return backend;
+}
+
+// Refused on every rank when one lacks the memory or has a task its backend
+// cannot run, before anything is allocated.
+void check_memory(ProcessWorld& world, const Backend& backend, const Program& program) {
+  std::string error;
+  try {
+    const double needed = backend.bytes_needed(program, world.rank());
+    const double available = backend.bytes_available();
+    if (needed > available)
+      error = "out of memory: needs " + format_bytes(needed) + " for its kernels and buffers, " +
+              format_bytes(available) + " are free";
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (const std::string errors = agree_on_errors(world, error); !errors.empty())
+    throw AgreedLiveError("refused before launching anything: " + errors +
+                          ". Scale it down: --layers, --micro-batches, or --set seq_length=... / hidden_size=...");
+}
+
+// The step's estimate, the same on every rank: every rank estimates its
+// works at once (the host backend times its kernels), rank 0 takes the
+// critical path and hands it to all.
+double agreed_step_estimate(ProcessWorld& world, const WorkEstimate& estimate, const Program& program) {
+  const std::vector<std::vector<double>> by_rank = world.gather(estimate.work_seconds);
+  double seconds = world.rank() == 0 ? estimated_step_seconds(program, by_rank) : 0;
+  std::string bytes(reinterpret_cast<const char*>(&seconds), sizeof seconds);
+  world.broadcast(bytes, 0);
+  std::memcpy(&seconds, bytes.data(), sizeof seconds);
+  return seconds;
+}
+
+// The fewest layers and micro-batches the layout takes, as flags, where the
+// scenario has more and takes them; "" where neither.
+std::string shrink_flags(const LiveRequest& request, const Scenario& scenario) {
+  const int64_t fewest_layers = scenario.parallel.pipeline * scenario.virtual_stages();
+  const int64_t fewest_micro_batches = scenario.parallel.pipeline;
+  LiveRequest smaller = request;
+  std::vector<std::string> flags;
+  if (fewest_layers < scenario.model.num_layers) {
+    smaller.layers = fewest_layers;
+    flags.push_back("--layers " + std::to_string(fewest_layers));
+  }
+  if (fewest_micro_batches < scenario.micro_batches()) {
+    smaller.micro_batches = fewest_micro_batches;
+    flags.push_back("--micro-batches " + std::to_string(fewest_micro_batches));
+  }
+  if (flags.empty()) return "";
+  try {
+    load_scaled(smaller);
+  } catch (const InputError&) {
+    return "";  // an explicit pipeline split, say, that fewer layers do not fit
+  }
+  return flags.size() == 1 ? flags[0] : flags[0] + " " + flags[1];
+}
+
+// The estimate, the watchdog's timeout and, for a long step, how to shrink it.
+std::string estimate_text(const LiveRequest& request, const Scenario& scenario, double step_seconds,
+                          const std::string& basis, double timeout_seconds) {
+  std::string text = "estimated step: " + duration_text(step_seconds) + " on the " + request.backend + " backend (" +
+                     basis + ")\nwatchdog: stops the run after " + duration_text(timeout_seconds) +
+                     " without a completed task (" +
+                     (request.timeout_seconds ? "--timeout" : "default: " + default_timeout_rule()) + ")\n";
+  constexpr double long_step_seconds = 60;
+  if (step_seconds > long_step_seconds) {
+    const std::string flags = shrink_flags(request, scenario);
+    text += "to shrink the step: " + (flags.empty() ? "" : flags + ", or ") +
+            "smaller kernels: --set hidden_size=... --set seq_length=...\n";
+  }
+  return text;
 }
 
 std::string checkpoint_text(const CheckpointFigures& figures, const std::string& field) {
@@ -153,11 +233,72 @@ void print_report(std::ostream& out, const Scenario& scenario, const Workload& w
   world.abort(exit_code);
 }
 
+// "rank 3: <error>", unless the error names its rank first (the CUDA
+// backend's do).
+std::string with_rank(int rank, const std::string& error) {
+  const std::string prefix = "rank " + std::to_string(rank);
+  return error.starts_with(prefix + ":") || error.starts_with(prefix + " ") ? error : prefix + ": " + error;
+}
+
+// Ends the run on every rank when a task of one failed or its watchdog saw
+// no task complete for the timeout: the ranks still running tell each other
+// where they stand (each joins within a watchdog tick of the first, stalled
+// or not), the lowest rank answering prints stop_report once for all, and
+// every rank aborts.
+class RunStop {
+public:
+  RunStop(ProcessWorld& world, Backend& backend, double timeout_seconds, std::ostream& err)
+      : world_(world), backend_(backend), timeout_seconds_(timeout_seconds), err_(err) {}
+
+  [[noreturn]] void failed(const std::string& error) { stop(failed_status + error); }
+  [[noreturn]] void stalled(const std::string& waiting_for) { stop(waiting_for); }
+
+private:
+  [[noreturn]] void stop(const std::string& status) {
+    if (stopping_.exchange(true))  // a queue's failure and the watchdog at once: the first one ends the process
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    // The answers come within a watchdog tick; a rank silent for longer is dead or hung.
+    constexpr double listen_seconds = 30;
+    const std::map<int, std::string> statuses =
+        world_.exchange_status(status, std::min(timeout_seconds_, listen_seconds));
+    const bool reporter = statuses.begin()->first == world_.rank();
+    const StopReport report = stop_report(statuses, world_.size(), timeout_seconds_);
+    if (reporter) err_ << report.text << std::flush;
+    abort_communication(backend_);
+    abort_after_output(world_, report.exit_code, reporter ? 1 : 3);
+  }
+
+  ProcessWorld& world_;
+  Backend& backend_;
+  const double timeout_seconds_;
+  std::ostream& err_;
+  std::atomic<bool> stopping_{false};
+};
+
 }  // namespace
 
+StopReport stop_report(const std::map<int, std::string>& statuses, int world_size, double timeout_seconds) {
+  StopReport report;
+  for (const auto& [rank, status] : statuses)
+    if (status.starts_with(failed_status))
+      report.text += "simtrain live: " + with_rank(rank, status.substr(std::strlen(failed_status))) + "\n";
+  if (!report.text.empty()) return report;
+  report.exit_code = 3;
+  std::string silent;
+  for (int r = 0; r < world_size; ++r)
+    if (!statuses.count(r)) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
+  report.text = "simtrain live: no task completed for " + format("%g", timeout_seconds) + " s; " +
+                (silent.empty() ? "every rank answered" : "rank " + silent + " did not answer (dead or hung)") + "\n";
+  for (const auto& [rank, status] : statuses) report.text += "  rank " + std::to_string(rank) + ": " + status + "\n";
+  return report;
+}
+
 int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out, std::ostream& err) {
+  OutputFiles outputs(out);  // checked on every rank before anything runs; rank 0 writes
+  outputs.add("--trace", request.trace_path);
   const ScaledScenario scaled = load_scaled(request);
   const Scenario& scenario = scaled.scenario;
+  outputs.refuse_inputs(scenario.files_read);
   const Workload workload = build_workload(scenario);
   const Program program = build_program(scenario, workload);
   check_runnable(program, scenario, world.size());
@@ -168,40 +309,26 @@ int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out,
     throw InputError("--inject-fault", "", "task " + std::to_string(request.fault->task) + " is not a task of rank " +
                                                std::to_string(request.fault->rank));
 
-  std::unique_ptr<Backend> backend = make_backend(request.backend, world, scenario);
+  std::unique_ptr<Backend> backend = agreed_backend(request.backend, world, scenario);
   check_memory(world, *backend, program);
+  const WorkEstimate work_estimate = backend->estimate_works(program, rank);
+  const double step_estimate = agreed_step_estimate(world, work_estimate, program);
+  const double timeout_seconds = request.timeout_seconds.value_or(default_timeout_seconds(step_estimate));
+  if (rank == 0)
+    out << estimate_text(request, scenario, step_estimate, work_estimate.basis, timeout_seconds) << std::flush;
   const CommunicatorPlan plan = plan_communicators(program);
   const std::vector<TaskQueue> queues = task_queues(program, rank);
   backend->prepare(program, rank, plan, queues);
   std::optional<CheckpointFigures> resumed, written;
   if (!request.resume_dir.empty()) resumed = resume_checkpoint(world, request.resume_dir, scenario);
 
+  RunStop stop(world, *backend, timeout_seconds, err);
   ExecutorOptions options;
-  options.timeout_seconds = request.timeout_seconds;
+  options.timeout_seconds = timeout_seconds;
   options.fault = request.fault;
-  options.on_error = [&](const std::string& error) {
-    err << "simtrain live: rank " << rank << ": " << error << "\n" << std::flush;
-    abort_after_output(world, 1, 1);
-  };
+  options.on_error = [&](const std::string& error) { stop.failed(error); };
   options.peer_stalled = [&] { return world.status_pending(); };
-  options.on_stall = [&](const std::string& waiting_for) {
-    // Every rank still running joins within a watchdog tick of the first
-    // (status_pending), so the ranks that do not answer are dead or hung.
-    const std::string status = "rank " + std::to_string(rank) + ": " + waiting_for;
-    const std::map<int, std::string> statuses = world.exchange_status(status, request.timeout_seconds);
-    const bool reporter = statuses.begin()->first == rank;  // the lowest rank answering says it for all
-    if (reporter) {
-      std::string silent;
-      for (int r = 0; r < world.size(); ++r)
-        if (!statuses.count(r)) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
-      err << "simtrain live: no task completed for " << request.timeout_seconds << " s; "
-          << (silent.empty() ? "every rank answered" : "rank " + silent + " did not answer (dead or hung)") << "\n";
-      for (const auto& [r, text] : statuses) err << "  " << text << "\n";
-      err << std::flush;
-    }
-    abort_communication(*backend);
-    abort_after_output(world, 3, reporter ? 1 : 3);
-  };
+  options.on_stall = [&](const std::string& waiting_for) { stop.stalled(waiting_for); };
   backend->start();
   const RankRecord record = execute_rank(program, rank, *backend, queues, options);
   const long long checked = backend->checked_collectives();
@@ -218,10 +345,9 @@ int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out,
   print_report(out, scenario, workload, program, timeline, scaled.scaled, backend->device(), all_checked);
   if (resumed) out << "checkpoint verified    " << checkpoint_text(*resumed, "checkpoint.storage_read_GBps") << "\n";
   if (written) out << "checkpoint written     " << checkpoint_text(*written, "checkpoint.storage_write_GBps") << "\n";
-  if (!request.trace_path.empty()) {
-    write_file_atomically(request.trace_path, [&](std::ostream& o) { write_chrome_trace(o, program, timeline); });
-    out << "wrote " << request.trace_path << "\n";
-  }
+  const TraceOrigin origin{request.scenario, scaled.overrides};
+  outputs.write({{"--trace", [&](std::ostream& o) { write_chrome_trace(o, program, timeline, origin); }}});
+  if (outputs.wanted("--trace") && request.trace_path != "-") out << "wrote " << request.trace_path << "\n";
   return 0;
 }
 

@@ -3,6 +3,7 @@
 // the run (one per GPU, launched by mpirun or srun), timed, checked, and
 // written as the simulator's Chrome trace, so `simtrain compare` can set the
 // two side by side.
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -23,11 +24,26 @@ struct LiveRequest {
   std::string trace_path;                // written by rank 0, atomically
   std::string checkpoint_dir;            // write every rank's shard of state after the step
   std::string resume_dir;                // verify a checkpoint before the step
-  double timeout_seconds = 300;          // no task completes for this long: the run stops
+  // No task completes for this long: the run stops. Default: from the
+  // step's estimate (default_timeout_seconds in step_estimate.hpp).
+  std::optional<double> timeout_seconds;
   std::optional<InjectedFault> fault;
 };
 
-// Runs the step on this process's rank; rank 0 prints the report to `out`.
+// What the run prints when it stops before the step is done, from what its
+// ranks said (ProcessWorld::exchange_status; a failed rank's status begins
+// with failed_status): the failed ranks' errors (exit code 1), else that no
+// task completed for the timeout, which ranks did not answer and where each
+// other one waits (3).
+inline constexpr const char* failed_status = "failed: ";
+struct StopReport {
+  std::string text;
+  int exit_code = 1;
+};
+StopReport stop_report(const std::map<int, std::string>& statuses, int world_size, double timeout_seconds);
+
+// Runs the step on this process's rank; rank 0 prints the step's estimate,
+// then the report, to `out`.
 // Returns the exit code. Throws InputError for a bad request (every rank
 // alike) and LiveError for a failure.
 int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out, std::ostream& err);

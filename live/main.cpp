@@ -5,12 +5,19 @@
 #include <CLI/CLI.hpp>
 
 #include "live_command.hpp"
+#include "process_world.hpp"
 #include "profiler.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"simtrain-live: run a training step for real and compare it with the simulation"};
   app.require_subcommand(1);
   simtrain::LiveCommands commands(app);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Under mpirun every process has the same command line: the first one says what is wrong with it.
+    const int code = simtrain::launcher_rank() == 0 ? app.exit(e) : e.get_exit_code();
+    return code == 0 ? 0 : 2;
+  }
   return commands.run(simtrain::command_line(argc, argv), std::cout, std::cerr);
 }

@@ -2,6 +2,7 @@
 // The processes of a live run, one per GPU, as the launcher (mpirun, srun)
 // started them: which one this is, and the few host-side exchanges the
 // runner needs besides the backends' communicators.
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,10 +34,25 @@ public:
 };
 
 // Collective: what went wrong on any rank (`error` empty where nothing
-// did), on every rank, "rank R: ..." per failing rank; "" if all went well.
+// did), on every rank, as grouped_by_rank says it; "" if all went well.
 // A refusal on one rank must be a refusal on all, or the others would wait
 // for it in their next collective call.
 std::string agree_on_errors(ProcessWorld& world, const std::string& error);
+
+// Each distinct message of `by_rank` once, after the ranks that have it, in
+// the order of its lowest rank: "rank 2: X; ranks 0, 1: Y" ("every rank: Y"
+// where all `world_size` ranks have it). Empty messages are left out.
+std::string grouped_by_rank(const std::map<int, std::string>& by_rank, int world_size,
+                            const std::string& separator = "; ");
+
+// This process's rank as the launcher (mpirun, srun) numbers it, read from
+// its environment before MPI starts (OMPI_COMM_WORLD_RANK, PMIX_RANK,
+// PMI_RANK, SLURM_PROCID); 0 without one. A command-line error is the same
+// on every rank: the process of rank 0 alone prints it.
+int launcher_rank();
+// The first of these environment variables that holds a rank (a
+// non-negative integer); 0 where none does.
+int rank_from_environment(std::initializer_list<const char*> variables);
 
 // The world this process was launched in: MPI's when simtrain was built with
 // MPI (MPI_THREAD_MULTIPLE: the queues of a rank run on threads), otherwise

@@ -85,12 +85,72 @@ nlohmann::json kind_json(const KindComparison& k) {
           {"sum_error", k.sum_error}};
 }
 
+std::string name_of(const RecordedStep& step, const std::string& otherwise) {
+  return step.source.empty() ? otherwise : step.source;
+}
+
+// " --set a=1 --set b=2"
+std::string set_arguments(const std::vector<std::string>& overrides) {
+  std::string text;
+  for (const std::string& o : overrides) text += " --set " + o;
+  return text;
+}
+
+// "tiny-4gpu --set a=1, TP 2 x PP 2 x DP 1, 8 micro-batches", from what the trace says.
+std::string described(const RecordedStep& step) {
+  const Program& p = step.program;
+  std::string text = step.origin.scenario.empty() ? "" : step.origin.scenario + set_arguments(step.origin.overrides) + ", ";
+  const int data = p.world_size / std::max(1, p.tensor_size * p.pipeline_size);
+  return text + "TP " + std::to_string(p.tensor_size) + " x PP " + std::to_string(p.pipeline_size) + " x DP " +
+         std::to_string(data) + ", " + std::to_string(p.micro_batches) + " micro-batches";
+}
+
+// Traces written before simtrain recorded their Program cannot be checked.
+void require_hash(const RecordedStep& step, const std::string& name, const std::string& rewrite) {
+  if (step.program_hash.empty())
+    throw InputError(name, "otherData.program_hash",
+                     "missing: the trace was written before simtrain recorded which Program a trace is of, so "
+                     "whether both traces are of one Program cannot be checked; " + rewrite);
+}
+
+// SIM must be a simulation's trace (or one from before traces said), LIVE a live run's.
+void check_sources(const RecordedStep& simulated, const std::string& sim_name, const RecordedStep& live,
+                   const std::string& live_name) {
+  if (simulated.made_by == "live")
+    throw InputError(sim_name, "", "is a live trace (otherData.source = live); compare takes SIM LIVE");
+  if (!simulated.made_by.empty() && simulated.made_by != "simulation")
+    throw InputError(sim_name, "", "is not a simulated trace (otherData.source = " + simulated.made_by +
+                                       "); compare takes SIM LIVE");
+  if (live.made_by == "simulation")
+    throw InputError(live_name, "", "is a simulated trace (otherData.source = simulation); compare takes SIM LIVE");
+  if (live.made_by != "live")
+    throw InputError(live_name, "",
+                     "is not a live trace (" +
+                         (live.made_by.empty() ? std::string("no otherData.source") : "otherData.source = " + live.made_by) +
+                         "; `simtrain live --trace` writes \"live\"); compare takes SIM LIVE");
+}
+
 }  // namespace
+
+void check_comparable(const RecordedStep& simulated, const RecordedStep& live) {
+  const std::string sim_name = name_of(simulated, "the simulated trace"), live_name = name_of(live, "the live trace");
+  check_sources(simulated, sim_name, live, live_name);
+  require_hash(simulated, sim_name, "simulate again with --trace");
+  require_hash(live, live_name, "run it again with `simtrain live --trace`");
+  if (simulated.program_hash == live.program_hash) return;
+  std::string reason = "program hash " + live.program_hash + " differs from " + sim_name + "'s " +
+                       simulated.program_hash + ": traces of different Programs (" + live_name + ": " +
+                       described(live) + "; " + sim_name + ": " + described(simulated) + ")";
+  if (!live.origin.scenario.empty())
+    reason += ". To simulate the Program the live run ran (its --layers and --micro-batches as --set): simtrain simulate " +
+              live.origin.scenario + set_arguments(live.origin.overrides) + " --trace " + sim_name;
+  throw InputError(live_name, "", reason);
+}
 
 TraceComparison compare_traces(const RecordedStep& simulated, const RecordedStep& live) {
   TraceComparison c;
-  c.simulated_source = simulated.source.empty() ? "the simulated trace" : simulated.source;
-  c.live_source = live.source.empty() ? "the live trace" : live.source;
+  c.simulated_source = name_of(simulated, "the simulated trace");
+  c.live_source = name_of(live, "the live trace");
   if (simulated.program.world_size != live.program.world_size)
     throw InputError(c.live_source, "",
                      "has " + std::to_string(live.program.world_size) + " ranks, but " + c.simulated_source + " has " +

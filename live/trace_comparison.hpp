@@ -50,6 +50,12 @@ struct TraceComparison {
   double step_error = 0;              // (live - simulated) / live
 };
 
+// Throws InputError, naming the file and the reason, unless `simulated` is a
+// simulation's trace and `live` a live run's (their otherData.source), both
+// of one Program (their otherData.program_hash). The message for traces of
+// different Programs says how to simulate the live run's.
+void check_comparable(const RecordedStep& simulated, const RecordedStep& live);
+
 // Throws InputError when the traces have different world sizes, or when not
 // a single task matches.
 TraceComparison compare_traces(const RecordedStep& simulated, const RecordedStep& live);

@@ -1,7 +1,11 @@
 #include "json_fields.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -130,32 +134,69 @@ double JsonFields::required_number(const std::string& key, double min_value) {
   return *value;
 }
 
+std::string closest_name(const std::string& name, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_distance = 4;  // suggest only near misses
+  for (const std::string& candidate : known) {
+    const size_t distance = edit_distance(name, candidate);
+    if (distance < best_distance) best_distance = distance, best = candidate;
+  }
+  return best;
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
+  const std::string best = closest_name(name, known);
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
 void JsonFields::reject_unknown(const std::vector<std::string>& also_known) const {
   for (const auto& [key, value] : object_.items()) {
     if (read_.count(key) || std::find(also_known.begin(), also_known.end(), key) != also_known.end()) continue;
-    std::string best;
-    size_t best_distance = 4;  // suggest only near misses
-    for (const std::string& known : read_) {
-      size_t distance = edit_distance(key, known);
-      if (distance < best_distance) best_distance = distance, best = known;
-    }
-    fail(key, "unknown field" + (best.empty() ? std::string() : " (did you mean '" + best + "'?)"));
+    fail(key, "unknown field" + did_you_mean(key, {read_.begin(), read_.end()}));
   }
 }
 
 nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& field) {
-  // Checked while parsing: nlohmann copies and prints nested values recursively.
-  const auto within_depth = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+  // Checked while parsing: nlohmann copies and prints nested values
+  // recursively, and keeps the last of two equal keys without a word.
+  struct OpenObject {
+    std::string path;  // "model.", or "" at the top
+    std::set<std::string> keys;
+    std::string last_key;
+  };
+  std::vector<OpenObject> open_objects;
+  const auto checked = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
     if (depth > limits::max_json_depth)
       throw InputError(file, field, "nested more than " + std::to_string(limits::max_json_depth) + " levels deep");
+    if (event == Event::object_start)
+      open_objects.push_back({open_objects.empty() ? (field.empty() ? "" : field + ".") : open_objects.back().path + open_objects.back().last_key + ".", {}, ""});
+    if (event == Event::object_end) open_objects.pop_back();
+    if (event == Event::key) {
+      OpenObject& object = open_objects.back();
+      object.last_key = parsed.get<std::string>();
+      if (!object.keys.insert(object.last_key).second)
+        throw InputError(file, object.path + object.last_key, "given twice in one object; keep one");
+    }
     return true;
   };
-  return nlohmann::json::parse(text, within_depth);
+  return nlohmann::json::parse(text, checked);
+}
+
+void check_input_file(const std::string& path) {
+  std::error_code error;  // the throwing overloads fail on names such as an over-long path
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found || status.type() == std::filesystem::file_type::none)
+    throw InputError(path, "", "no such file");
+  if (status.type() == std::filesystem::file_type::directory) throw InputError(path, "", "is a directory, not a file");
+  if (status.type() != std::filesystem::file_type::regular)
+    throw InputError(path, "", "not a regular file (a device, FIFO or socket); give a file");
+  if (::access(path.c_str(), R_OK) != 0) throw InputError(path, "", std::string("cannot be read: ") + std::strerror(errno));
 }
 
 std::string read_input_file(const std::string& path) {
-  std::error_code error;  // the throwing overloads fail on names such as an over-long path
-  if (!std::filesystem::is_regular_file(path, error)) throw InputError(path, "", "no such file");
+  check_input_file(path);
+  std::error_code error;
   const std::string too_large = "larger than the limit of " + std::to_string(limits::max_file_bytes >> 20) + " MiB";
   const uintmax_t size = std::filesystem::file_size(path, error);
   if (!error && size > limits::max_file_bytes) throw InputError(path, "", "is " + std::to_string(size) + " bytes, " + too_large);

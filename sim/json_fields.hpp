@@ -40,10 +40,19 @@ private:
   std::set<std::string> read_;
 };
 
-// Parses JSON text nested at most limits::max_json_depth deep. Throws
+// The known name within 3 edits of `name` (the closest), or "".
+std::string closest_name(const std::string& name, const std::vector<std::string>& known);
+// " (did you mean 'x'?)" for the closest known name, or "".
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
+
+// Parses JSON text nested at most limits::max_json_depth deep, with no key twice in an object. Throws
 // nlohmann::json::exception if malformed (a syntax error, or a number beyond
 // a double's range), InputError (naming `file` and `field`) if nested deeper.
 nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& field = "");
+
+// Throws InputError unless `path` is a regular file this process can read,
+// saying what it is instead ("no such file", "is a directory", a FIFO ...).
+void check_input_file(const std::string& path);
 
 // Reads a file of at most limits::max_file_bytes; throws InputError naming it.
 std::string read_input_file(const std::string& path);

@@ -3,13 +3,35 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "scenario_summary.hpp"
 #include "text_format.hpp"
 
 namespace simtrain {
 
 namespace {
 
+using ordered_json = nlohmann::ordered_json;
+
 constexpr double GiB = 1024.0 * 1024 * 1024;
+
+// Every figure of a TimeSplit, with its JSON key: one list for means and output alike.
+struct TimeSplitField {
+  const char* json_key;
+  double TimeSplit::*seconds;
+};
+constexpr TimeSplitField time_split_fields[] = {
+    {"compute_s", &TimeSplit::compute_seconds},       {"exposed_tp_s", &TimeSplit::exposed_tp_seconds},
+    {"exposed_pp_s", &TimeSplit::exposed_pp_seconds}, {"exposed_dp_s", &TimeSplit::exposed_dp_seconds},
+    {"idle_s", &TimeSplit::idle_seconds},             {"tp_s", &TimeSplit::tp_seconds},
+    {"pp_s", &TimeSplit::pp_seconds},                 {"dp_s", &TimeSplit::dp_seconds}};
+
+TimeSplit mean_split(const std::vector<StageFigures>& stages) {
+  TimeSplit mean;
+  for (const StageFigures& stage : stages)
+    for (const TimeSplitField& field : time_split_fields)
+      mean.*field.seconds += stage.time.*field.seconds / static_cast<double>(stages.size());
+  return mean;
+}
 
 // Priority of what occupies an instant: compute, then TP, PP, DP communication.
 int activity_level(const Task& task) {
@@ -85,14 +107,9 @@ StepReport timing_report(const Program& program, const Timeline& timeline) {
     for (int rank = 0; rank < program.world_size; ++rank)
       if (program.coords[rank].pp == pp && program.coords[rank].tp == 0 && program.coords[rank].dp == 0) stage.rank = rank;
     stage.time = split_rank_time(program, timeline, stage.rank, r.step_seconds);
-    const double n = program.pipeline_size;
-    r.mean_split.compute_seconds += stage.time.compute_seconds / n;
-    r.mean_split.exposed_tp_seconds += stage.time.exposed_tp_seconds / n;
-    r.mean_split.exposed_pp_seconds += stage.time.exposed_pp_seconds / n;
-    r.mean_split.exposed_dp_seconds += stage.time.exposed_dp_seconds / n;
-    r.mean_split.idle_seconds += stage.time.idle_seconds / n;
     r.stages.push_back(stage);
   }
+  r.mean_split = mean_split(r.stages);
   r.bubble_fraction = r.mean_split.idle_seconds / r.step_seconds;
   r.bubble_over_compute = r.mean_split.idle_seconds / r.mean_split.compute_seconds;
   r.tasks = static_cast<long long>(program.tasks.size());
@@ -105,6 +122,8 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
                        const CostModel& cost_model, double wall_seconds) {
   StepReport r = timing_report(program, timeline);
   r.scenario_name = s.name;
+  r.scenario_summary_lines = scenario_summary_lines(s);
+  r.scenario_summary = scenario_summary_json(s);
   r.configuration = s.document;
   r.stopped = timeline.stopped;
   r.stop_reason = timeline.stop_reason;
@@ -138,23 +157,18 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
 
 namespace {
 
-nlohmann::json to_json(const TimeSplit& t) {
-  return {{"compute_s", t.compute_seconds},
-          {"exposed_tp_s", t.exposed_tp_seconds},
-          {"exposed_pp_s", t.exposed_pp_seconds},
-          {"exposed_dp_s", t.exposed_dp_seconds},
-          {"idle_s", t.idle_seconds},
-          {"tp_s", t.tp_seconds},
-          {"pp_s", t.pp_seconds},
-          {"dp_s", t.dp_seconds}};
+ordered_json to_json(const TimeSplit& t) {
+  ordered_json figures;
+  for (const TimeSplitField& field : time_split_fields) figures[field.json_key] = t.*field.seconds;
+  return figures;
 }
 
-nlohmann::json to_json(const CommRatios& c) { return {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}}; }
+ordered_json to_json(const CommRatios& c) { return {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}}; }
 
-nlohmann::json communication_json(const StepReport& r) {
-  nlohmann::json ranks = nlohmann::json::array();
+ordered_json communication_json(const StepReport& r) {
+  ordered_json ranks = ordered_json::array();
   for (const TimeSplit& t : r.ranks) ranks.push_back(to_json(t));
-  nlohmann::json links = nlohmann::json::array();
+  ordered_json links = ordered_json::array();
   for (const LinkLoad& l : r.busiest_links)
     links.push_back({{"link", l.link},
                      {"bytes", l.bytes},
@@ -173,7 +187,7 @@ nlohmann::json communication_json(const StepReport& r) {
           {"busiest_links_definition", "bytes carried / (bandwidth x step time)"}};
 }
 
-nlohmann::json to_json(const MemoryBreakdown& m) {
+ordered_json to_json(const MemoryBreakdown& m) {
   return {{"weights_bytes", m.weights_bytes},
           {"gradients_bytes", m.gradients_bytes},
           {"optimizer_bytes", m.optimizer_bytes},
@@ -184,17 +198,17 @@ nlohmann::json to_json(const MemoryBreakdown& m) {
 
 }  // namespace
 
-nlohmann::json to_json(const StepReport& r) {
-  nlohmann::json stages = nlohmann::json::array();
+ordered_json to_json(const StepReport& r) {
+  ordered_json stages = ordered_json::array();
   for (const StageFigures& st : r.stages)
     stages.push_back({{"pipeline_rank", st.pipeline_rank},
                       {"rank", st.rank},
                       {"time", to_json(st.time)},
                       {"bubble_fraction", st.time.idle_seconds / r.step_seconds},
                       {"memory", to_json(st.memory)}});
-  return {{"scenario", r.scenario_name},
+  return {{"scenario", r.scenario_summary},
           {"step_time_s", r.step_seconds},
-          {"stopped", r.stopped ? nlohmann::json(r.stop_reason) : nlohmann::json(false)},
+          {"stopped", r.stopped ? ordered_json(r.stop_reason) : ordered_json(false)},
           {"tokens_per_s", r.tokens_per_second},
           {"model_tflops_per_gpu", r.model_tflops_per_gpu},
           {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},
@@ -223,6 +237,8 @@ std::string to_text(const StepReport& r) {
   auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
   auto ms = [](double seconds) { return format("%.1f ms", seconds * 1e3); };
   out += "simtrain: " + r.scenario_name + "\n";
+  for (const std::string& summary_line : r.scenario_summary_lines) out += summary_line + "\n";
+  if (!r.scenario_summary_lines.empty()) out += "\n";
   if (r.stopped) out += format("JOB STOPPED at %.4f s: ", r.step_seconds) + r.stop_reason + " (figures below cover the step until then)\n";
   line("step time", format("%.4f s", r.step_seconds));
   line("throughput", with_commas(r.tokens_per_second) + " tokens/s");

@@ -18,7 +18,9 @@ namespace simtrain {
 
 // Where one rank's step time went. Every instant is counted once: compute,
 // else exposed communication (TP before PP before DP when several overlap),
-// else idle (the pipeline bubble). The five add up to the step time.
+// else idle (the pipeline bubble, and waiting for the peers of a collective:
+// a collective's timing starts when its whole group has arrived, see
+// timeline.hpp). The five add up to the step time.
 struct TimeSplit {
   double compute_seconds = 0;
   double exposed_tp_seconds = 0;
@@ -52,7 +54,10 @@ struct StageFigures {
 
 struct StepReport {
   std::string scenario_name;
-  nlohmann::json configuration;  // what was simulated, for the record
+  // What was simulated (sim/scenario_summary.hpp); empty for a recorded trace.
+  std::vector<std::string> scenario_summary_lines;
+  nlohmann::ordered_json scenario_summary;
+  nlohmann::json configuration;  // the scenario document as simulated, for the record
   double step_seconds = 0;
   bool stopped = false;  // a failure stopped the job: the figures cover the time until then
   std::string stop_reason;
@@ -91,7 +96,8 @@ StepReport timing_report(const Program& program, const Timeline& timeline);
 StepReport make_report(const Scenario& scenario, const Workload& workload, const Program& program,
                        const Timeline& timeline, const CostModel& cost_model, double wall_seconds);
 
-nlohmann::json to_json(const StepReport& report);
+// In the text report's order: what was simulated first.
+nlohmann::ordered_json to_json(const StepReport& report);
 std::string to_text(const StepReport& report);
 
 }  // namespace simtrain

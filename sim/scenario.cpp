@@ -133,7 +133,11 @@ void apply_override(nlohmann::json& document, const std::string& assignment, con
     const Section* home = nullptr;
     for (const Section& section : sections)
       if (contains(*section.keys, key)) home = &section;
-    if (!home) throw InputError(file, "--set " + key, "unknown field");
+    if (!home) {
+      std::vector<std::string> known = top_level_keys;
+      for (const Section& section : sections) known.insert(known.end(), section.keys->begin(), section.keys->end());
+      throw InputError(file, "--set " + key, "unknown field" + did_you_mean(key, known));
+    }
     nlohmann::json& section = document[home->name];
     if (section.is_null()) section = nlohmann::json::object();
     if (!section.is_object()) throw InputError(file, "--set " + key, std::string(home->name) + " is not an object");
@@ -335,6 +339,7 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
                         const std::vector<std::string>& overrides) {
   nlohmann::json document = original;
   if (!document.is_object()) throw InputError(source, "", "a scenario must be a JSON object");
+  Scenario s;
 
   // A model given as a path to a Hugging Face config.json is read leniently
   // (such files carry many fields simtrain does not need).
@@ -348,11 +353,11 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
     if (!std::filesystem::exists(path, error)) throw InputError(source, "model", "no such file: " + model_file);
     document["model"] = read_json_file(model_file);
     model_is_file = true;
+    s.files_read.push_back(model_file);
   }
   for (const std::string& assignment : overrides) apply_override(document, assignment, source);
 
   JsonFields top(document, source, "");
-  Scenario s;
   s.source = source;
   s.name = top.text("name").value_or(std::filesystem::path(source).stem().string());
   top.text("description");
@@ -365,10 +370,12 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
   s.cluster.gpu = gpu_from_json(cluster.raw("gpu"), source, "cluster.gpu");
   s.cluster.num_gpus = cluster.required_integer("num_gpus");
   s.cluster.topology = topology_from_json(cluster.raw("topology"), source, "cluster.topology", base_dir);
+  if (!s.cluster.topology.file.empty()) s.files_read.push_back(s.cluster.topology.file);
   if (const std::optional<std::string> profile = cluster.text("kernel_profile")) {
     const std::filesystem::path path = std::filesystem::path(base_dir) / *profile;  // an absolute path stays as it is
     if (!std::filesystem::is_regular_file(path)) cluster.fail("kernel_profile", "no such file: " + path.string());
     s.cluster.kernel_profile = path.string();
+    s.files_read.push_back(s.cluster.kernel_profile);
   }
   if (const int slots = s.cluster.topology.max_gpus(); slots > 0 && s.cluster.num_gpus > slots)
     cluster.fail("num_gpus", "topology '" + s.cluster.topology.name + "' holds " + std::to_string(slots) +
@@ -391,7 +398,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       if (f.name == path) return parse_scenario(nlohmann::json::parse(f.text), "scenarios/" + std::string(f.name) + ".json", ".", overrides);
   }
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
-  return parse_scenario(read_json_file(path), path, base_dir.empty() ? "." : base_dir, overrides);
+  Scenario scenario = parse_scenario(read_json_file(path), path, base_dir.empty() ? "." : base_dir, overrides);
+  scenario.files_read.insert(scenario.files_read.begin(), path);
+  return scenario;
 }
 
 const char* default_scenario_name() { return "gpt3-175b-1024xh100"; }

@@ -89,6 +89,7 @@ struct ClusterConfig {
 struct Scenario {
   std::string name;
   std::string source;  // the file it was read from, for error messages
+  std::vector<std::string> files_read;  // every file of the user's it came from: scenario, model config, topology, kernel profile
   ModelConfig model;
   TrainingConfig training;
   ParallelConfig parallel;

@@ -12,6 +12,12 @@
 // simulated configuration, is dropped: it can be neither in the table nor on
 // the front. Rounds do not depend on how many processes or threads simulate,
 // so neither does the output.
+//
+// Nothing the user asked for is dropped without a word: a GPU count, a GPU
+// type or one of several --vary values with which no configuration is valid
+// and fits in memory is refused (InputError, with what became of its grid
+// points, the invalid ones by the rule that refused them), and so is a grid
+// where none is.
 #include <atomic>
 #include <functional>
 #include <map>
@@ -28,12 +34,19 @@ enum class Objective { time, cost, tokens_per_dollar };
 Objective objective_named(const std::string& name);  // "time", "cost", "tokens-per-dollar"
 std::string to_string(Objective objective);
 
+// One --gpus value: a whole number from 1 to limits::max_gpus ("1e3" is
+// 1000). Throws InputError naming --gpus.
+int64_t gpu_count_named(const std::string& text);
+
 // A scenario field the search varies (its bare name, as --set takes it, or
 // "virtual_stages": interleaving with that many chunks per pipeline rank).
 struct Dimension {
   std::string key;
   std::vector<nlohmann::json> values;
 };
+
+// Whether `--set set_key=...` fixes what the dimension `dimension_key` varies.
+bool sets_dimension(const std::string& set_key, const std::string& dimension_key);
 
 struct SearchRequest {
   Scenario base;         // as loaded, --set applied
@@ -81,12 +94,16 @@ struct SearchCounts {
   long long enumerated = 0;     // grid points
   long long duplicates = 0;     // the same configuration as an earlier point (a field that does not apply)
   long long invalid = 0;        // refused by parse_scenario
+  std::map<std::string, long long> invalid_by_rule;  // "cluster.num_gpus must be a multiple of ..." -> points it refused
   long long out_of_memory = 0;
   long long dominated = 0;      // more recompute than needed to fit (it never makes a step faster)
   long long bounded = 0;        // pruned by the lower bound
   long long simulated = 0;      // configurations with figures (cache hits included)
   long long cache_hits = 0;     // figures of an identical earlier simulation (ZeRO 1 and 2 share them)
 };
+
+// "N grid points: D duplicates, I invalid (n1 rule; n2 rule), O out of memory"
+std::string grid_text(const SearchCounts& counts);
 
 struct SearchResult {
   Objective objective = Objective::time;
@@ -112,7 +129,8 @@ using BatchSimulator =
     std::function<std::vector<StepFigures>(const std::vector<const Scenario*>& batch, const std::function<void()>& on_done)>;
 BatchSimulator local_simulator(int jobs, const std::atomic<bool>* cancel = nullptr);
 
-// Throws InputError for a bad request (naming the option), Interrupted if cancelled.
+// Throws InputError for a bad request (naming the option) or one of which
+// nothing is valid and fits, Interrupted if cancelled.
 SearchResult run_search(const SearchRequest& request, const BatchSimulator& simulator,
                         const std::function<void(const SearchProgress&)>& on_progress = {});
 

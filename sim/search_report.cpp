@@ -14,8 +14,8 @@ namespace {
 
 constexpr double GiB = 1024.0 * 1024 * 1024;
 
-// Three significant digits, or whole numbers with thousands separators.
-std::string significant(double value) { return value < 1000 ? format("%.3g", value) : with_commas(value); }
+// Three significant digits, or whole numbers with thousands separators (up to a quadrillion).
+std::string significant(double value) { return value < 1000 || value >= 1e15 ? format("%.3g", value) : with_commas(value); }
 
 // A scenario field by its bare name, from whichever section holds it.
 nlohmann::json field(const nlohmann::json& document, const std::string& key) {
@@ -139,9 +139,7 @@ std::string csv_cell(const std::string& text) {
 }
 
 std::string counts_text(const SearchCounts& n) {
-  return std::to_string(n.enumerated) + " grid points: " + std::to_string(n.duplicates) + " duplicates, " +
-         std::to_string(n.invalid) + " invalid, " + std::to_string(n.out_of_memory) + " out of memory, " +
-         std::to_string(n.dominated) + " with needless recompute, " + std::to_string(n.bounded) +
+  return grid_text(n) + ", " + std::to_string(n.dominated) + " with needless recompute, " + std::to_string(n.bounded) +
          " pruned by the lower bound; " + std::to_string(n.simulated) + " simulated (" +
          std::to_string(n.cache_hits) + " from an identical simulation)\n";
 }
@@ -214,6 +212,7 @@ nlohmann::json to_json(const SearchResult& result) {
            {{"enumerated", n.enumerated},
             {"duplicates", n.duplicates},
             {"invalid", n.invalid},
+            {"invalid_by_rule", n.invalid_by_rule},
             {"out_of_memory", n.out_of_memory},
             {"needless_recompute", n.dominated},
             {"pruned_by_bound", n.bounded},

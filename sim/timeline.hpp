@@ -10,6 +10,8 @@ namespace simtrain {
 
 enum class Dtype;  // sim/scenario.hpp; declared here to keep this header light
 
+// The replay starts a collective when every rank of its group has arrived:
+// a rank that comes first waits idle, not communicating.
 struct TaskTiming {
   double start = -1;
   double end = -1;

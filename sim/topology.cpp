@@ -158,7 +158,11 @@ Topology topology_from_json(const nlohmann::json& value, const std::string& file
     if (f.name == name) return parse_topology(nlohmann::json::parse(f.text), "topologies/" + name + ".json", "");
   std::filesystem::path path(name);
   if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
-  if (std::filesystem::exists(path)) return parse_topology(read_json_file(path.string()), path.string(), "");
+  if (std::filesystem::exists(path)) {
+    Topology topology = parse_topology(read_json_file(path.string()), path.string(), "");
+    topology.file = path.string();
+    return topology;
+  }
   if (path.extension() == ".json") throw InputError(file, field, "no such file: " + path.string());
   std::string names;
   for (const std::string& n : builtin_topology_names()) names += (names.empty() ? "" : ", ") + n;

@@ -25,6 +25,7 @@ enum class TopologyKind { fat_tree, torus, dragonfly };
 
 struct Topology {
   std::string name;
+  std::string file;  // the JSON file it was read from; empty if built in or inline
   TopologyKind kind = TopologyKind::fat_tree;
   int gpus_per_node = 8;
   double nvlink_bytes_per_second = 0;  // per GPU per direction, line rate

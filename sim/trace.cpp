@@ -1,8 +1,12 @@
 #include "trace.hpp"
 
+#include <bit>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "scenario.hpp"
 
@@ -51,15 +55,111 @@ std::string ops_field(const Work& work, const std::vector<double>& seconds, cons
   return field + "]";
 }
 
+// 64-bit FNV-1a over values in a fixed byte order (integers as 8 bytes, least
+// significant first; doubles by their bits; texts and lists after their length).
+class ProgramHasher {
+public:
+  void integer(int64_t value) {
+    for (int byte = 0; byte < 8; ++byte) mix(static_cast<unsigned char>(static_cast<uint64_t>(value) >> (8 * byte)));
+  }
+  void real(double value) { integer(static_cast<int64_t>(std::bit_cast<uint64_t>(value))); }
+  void text(const std::string& value) {
+    integer(static_cast<int64_t>(value.size()));
+    for (char c : value) mix(static_cast<unsigned char>(c));
+  }
+  template <class Integer>
+  void integers(const std::vector<Integer>& values) {
+    integer(static_cast<int64_t>(values.size()));
+    for (Integer v : values) integer(v);
+  }
+  std::string hex() const {
+    char digits[17];
+    std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(state_));
+    return digits;
+  }
+
+private:
+  void mix(unsigned char byte) {
+    state_ ^= byte;
+    state_ *= 0x100000001b3ull;
+  }
+  uint64_t state_ = 0xcbf29ce484222325ull;
+};
+
+// Every field of the Program's structs (sim/program.hpp, sim/workload.hpp's
+// Op): a field added there must be added here, or Programs that differ in it
+// would compare.
+void hash_work(ProgramHasher& h, const Work& work) {
+  h.text(work.name);
+  h.integer(static_cast<int64_t>(work.ops.size()));
+  for (const Op& op : work.ops) {
+    h.text(op.name);
+    h.integer(static_cast<int>(op.op_class));
+    h.integers(op.shape);
+    h.real(op.flops);
+    h.real(op.bytes);
+  }
+  h.real(work.fixed_seconds);
+}
+
+void hash_group(ProgramHasher& h, const Group& group) {
+  h.integer(group.id);
+  h.integer(static_cast<int>(group.dim));
+  h.text(group.name);
+  h.integers(group.ranks);
+  h.text(group.allreduce_algorithm);
+  h.integer(group.servers);
+}
+
+void hash_task(ProgramHasher& h, const Task& t) {
+  for (int value : {t.id, t.rank, static_cast<int>(t.stream), static_cast<int>(t.kind), t.stage, t.microbatch,
+                    t.layer_begin, t.layer_end, t.work, static_cast<int>(t.dim), t.peer, t.group, t.count})
+    h.integer(value);
+  h.real(t.bytes);
+  h.integers(t.deps);
+  h.text(t.name);
+}
+
+// What `compare` checks and names: where the trace comes from and of what.
+nlohmann::ordered_json other_data(const Program& program, const LiveRecord* live, const TraceOrigin& origin) {
+  nlohmann::ordered_json data = {{"source", live ? "live" : "simulation"}};
+  if (!origin.scenario.empty()) data["scenario"] = origin.scenario;
+  if (!origin.overrides.empty()) data["overrides"] = origin.overrides;
+  const int per_data_rank = program.tensor_size * program.pipeline_size;
+  data["layout"] = {{"tp", program.tensor_size},
+                    {"pp", program.pipeline_size},
+                    {"dp", per_data_rank > 0 ? program.world_size / per_data_rank : 0},
+                    {"virtual_stages", program.virtual_stages},
+                    {"micro_batches", program.micro_batches}};
+  data["program_hash"] = program_hash(program);
+  if (live) data["device"] = live->device, data["dtype"] = to_string(live->dtype);
+  return data;
+}
+
 }  // namespace
 
-void write_chrome_trace(std::ostream& out, const Program& program, const Timeline& timeline) {
+std::string program_hash(const Program& program) {
+  ProgramHasher h;
+  for (int value : {program.world_size, program.tensor_size, program.pipeline_size, program.virtual_stages,
+                    program.micro_batches, program.servers})
+    h.integer(value);
+  h.integer(static_cast<int64_t>(program.coords.size()));
+  for (const RankCoord& c : program.coords) h.integer(c.tp), h.integer(c.dp), h.integer(c.pp);
+  h.integer(static_cast<int64_t>(program.works.size()));
+  for (const Work& work : program.works) hash_work(h, work);
+  h.integer(static_cast<int64_t>(program.groups.size()));
+  for (const Group& group : program.groups) hash_group(h, group);
+  h.integer(static_cast<int64_t>(program.tasks.size()));
+  for (const Task& task : program.tasks) hash_task(h, task);
+  h.integer(static_cast<int64_t>(program.rank_tasks.size()));
+  for (const std::vector<int>& ids : program.rank_tasks) h.integers(ids);
+  return h.hex();
+}
+
+void write_chrome_trace(std::ostream& out, const Program& program, const Timeline& timeline,
+                        const TraceOrigin& origin) {
   const LiveRecord* live = timeline.live ? &*timeline.live : nullptr;
-  out << "{\"displayTimeUnit\":\"ms\",";
-  if (live)  // what the reader and `compare` tell live traces by
-    out << "\"otherData\":{\"source\":\"live\",\"device\":\"" << escaped(live->device) << "\",\"dtype\":\""
-        << to_string(live->dtype) << "\"},\n";
-  out << "\"traceEvents\":[\n";
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   char buffer[512];
   bool first = true;
   auto emit = [&](const std::string& event) {
@@ -102,7 +202,9 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
       emit(event + "}}");
     }
   }
-  out << "\n]}\n";
+  // After the events: readers that look for "traceEvents" near the start (the GUI) still find it.
+  out << "\n],\n\"otherData\":" << other_data(program, live, origin).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+      << "}\n";
 }
 
 }  // namespace simtrain

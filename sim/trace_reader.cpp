@@ -71,6 +71,23 @@ std::string ops_key(const std::vector<Op>& ops) {
   return key;
 }
 
+bool is_program_hash(const std::string& text) {
+  return text.size() == 16 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// An optional array of strings.
+std::vector<std::string> texts(JsonFields& f, const std::string& key) {
+  if (!f.has(key)) return {};
+  const nlohmann::json& value = f.raw(key);
+  std::vector<std::string> result;
+  if (value.is_array())
+    for (const nlohmann::json& item : value)
+      if (item.is_string()) result.push_back(item.get<std::string>());
+  if (!value.is_array() || result.size() != value.size())
+    f.fail(key, "expected an array of strings, got " + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return result;
+}
+
 class TraceBuilder {
 public:
   explicit TraceBuilder(std::string source) : source_(std::move(source)) {}
@@ -118,7 +135,7 @@ public:
     recorded_.push_back(std::move(r));
   }
 
-  // `document`: the top level less its events, where live traces keep "otherData".
+  // `document`: the top level less its events, with "otherData".
   RecordedStep finish(const nlohmann::json& document) {
     if (recorded_.empty()) throw InputError(source_, "traceEvents", "no task events (\"ph\": \"X\"): not a simtrain trace");
     RecordedStep step;
@@ -164,7 +181,8 @@ public:
       stages = std::max(stages, r.task.stage + 1);
     }
     p.virtual_stages = std::max(1, stages / p.pipeline_size);
-    read_live_record(document, step);
+    read_other_data(document, step);
+    read_ops(step);
     return step;
   }
 
@@ -177,25 +195,31 @@ private:
     std::vector<double> op_seconds;
   };
 
-  // otherData {"source": "live", "device": ..., "dtype": ...} and the tasks'
-  // ops, as Works shared by the tasks that ran the same ops.
-  void read_live_record(const nlohmann::json& document, RecordedStep& step) {
-    std::optional<std::string> source;
-    std::optional<LiveRecord> live;
-    if (document.is_object() && document.contains("otherData")) {
-      JsonFields other(document["otherData"], source_, "otherData.");
-      source = other.text("source");
-      if (source == "live") {
-        live.emplace();
-        const std::optional<std::string> device = other.text("device");
-        if (!device) other.fail("device", "missing (a live trace names what ran it)");
-        live->device = *device;
-        const std::optional<std::string> dtype = other.choice("dtype", {"bf16", "fp16", "fp8"});
-        if (!dtype) other.fail("dtype", "missing (a live trace names the dtype it ran in)");
-        live->dtype = *enum_named<Dtype>(*dtype, dtypes);
-        live->op_seconds.resize(step.program.tasks.size());
-      }
-    }
+  // otherData (sim/trace.hpp): where the trace comes from, of what Program,
+  // and for a live one what ran it.
+  void read_other_data(const nlohmann::json& document, RecordedStep& step) {
+    if (!document.is_object() || !document.contains("otherData")) return;
+    JsonFields other(document["otherData"], source_, "otherData.");
+    step.made_by = other.text("source").value_or("");
+    step.program_hash = other.text("program_hash").value_or("");
+    if (!step.program_hash.empty() && !is_program_hash(step.program_hash))
+      other.fail("program_hash", "expected 16 lowercase hex digits, got '" + step.program_hash + "'");
+    step.origin.scenario = other.text("scenario").value_or("");
+    step.origin.overrides = texts(other, "overrides");
+    if (step.made_by != "live") return;
+    LiveRecord& live = step.timeline.live.emplace();
+    const std::optional<std::string> device = other.text("device");
+    if (!device) other.fail("device", "missing (a live trace names what ran it)");
+    live.device = *device;
+    const std::optional<std::string> dtype = other.choice("dtype", {"bf16", "fp16", "fp8"});
+    if (!dtype) other.fail("dtype", "missing (a live trace names the dtype it ran in)");
+    live.dtype = *enum_named<Dtype>(*dtype, dtypes);
+    live.op_seconds.resize(step.program.tasks.size());
+  }
+
+  // A live trace's op times, as Works shared by the tasks that ran the same ops.
+  void read_ops(RecordedStep& step) {
+    std::optional<LiveRecord>& live = step.timeline.live;
     std::map<std::string, int> works;  // ops_key -> index in program.works
     for (Recorded& r : recorded_) {
       if (r.ops.empty()) continue;
@@ -217,7 +241,6 @@ private:
       step.program.tasks[r.task.id].work = it->second;
       live->op_seconds[r.task.id] = std::move(r.op_seconds);
     }
-    step.timeline.live = std::move(live);
   }
 
   // "rank 17 (tp 1, pp 0, dp 2)", as write_chrome_trace names processes.
@@ -270,6 +293,7 @@ RecordedStep read_chrome_trace(std::istream& in, const std::string& source) {
 }
 
 RecordedStep read_chrome_trace_file(const std::string& path) {
+  check_input_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot be read");
   return read_chrome_trace(in, path);

@@ -1,10 +1,14 @@
 #include "train.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <stdexcept>
 
 #include "checkpoint_interval.hpp"
+#include "engine/child_process.hpp"
 #include "engine/storage_transfer.hpp"
 #include "input_error.hpp"
 #include "memory_model.hpp"
@@ -12,16 +16,50 @@
 
 namespace simtrain {
 
+// The runs come back from their child process as CBOR (exact doubles).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunEvent, kind, start_seconds, end_seconds, detail)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunResult, wall_seconds, useful_seconds, steps, checkpoint_seconds, lost_seconds,
+                                   restart_seconds, degraded_seconds, checkpoints, restarts, failures, cost, events)
+
 namespace {
 
 constexpr double hour = 3600, day = 86400;
+// checkpoint_every_steps for one checkpoint after the last step, until the steps are known.
+constexpr int64_t at_the_end = std::numeric_limits<int64_t>::max();
 
-int64_t steps_to_train(const Scenario& s, const TrainRequest& request, double tokens_per_step) {
-  if (request.steps > 0) return request.steps;
-  const double tokens = request.tokens > 0 ? request.tokens : s.training.train_tokens;
-  if (tokens > 0) return static_cast<int64_t>(std::ceil(tokens / tokens_per_step));
-  if (request.days > 0) return INT64_MAX / 2;
+// What sets the run's length, in the user's words, to name it in an error.
+struct Budget {
+  std::string source, field;  // "train" and the flag, or the scenario and its field
+  std::string amount;         // "1e+30 tokens (1.22e+26 steps)"
+  double steps = 0;           // 0: all that fit in --days
+};
+
+Budget budget_of(const Scenario& s, const TrainRequest& request) {
+  const double tokens_per_step = static_cast<double>(s.training.global_batch_size) * s.training.seq_length;
+  auto of_tokens = [&](const std::string& source, const std::string& field, double tokens) {
+    const double steps = std::ceil(tokens / tokens_per_step);
+    return Budget{source, field, format("%g tokens", tokens) + format(" (%.3g steps)", steps), steps};
+  };
+  if (request.steps > 0)
+    return {"train", "--steps", std::to_string(request.steps) + " steps", static_cast<double>(request.steps)};
+  if (request.tokens > 0) return of_tokens("train", "--tokens", request.tokens);
+  if (s.training.train_tokens > 0) return of_tokens(s.source, "training.train_tokens", s.training.train_tokens);
+  if (request.days > 0) return {"train", "--days", "", 0};  // described once the step time is known
   throw InputError(s.source, "training.train_tokens", "give the run's length: --tokens, --steps or --days, or this field");
+}
+
+// Throws InputError unless `runs` runs of `events_per_run` simulated steps
+// and failures each stay within max_simulated_events.
+void check_simulable(const Budget& budget, int runs, double events_per_run) {
+  const double events = events_per_run * runs;
+  if (events <= max_simulated_events) return;  // false for NaN too
+  std::string reason = budget.amount;
+  if (events_per_run > budget.steps)
+    reason += format(", or about %.3g simulated steps and failures with the work failures throw away", events_per_run);
+  if (runs > 1) reason += format("; %.3g for ", events) + std::to_string(runs) + " runs";
+  reason += format("; at most %.0e steps and failures can be simulated, all runs together", max_simulated_events);
+  const bool too_many_runs = events_per_run <= max_simulated_events;
+  throw InputError(too_many_runs ? "train" : budget.source, too_many_runs ? "--runs" : budget.field, reason);
 }
 
 // Physical links of the fabric, by what their failure does. Fabric links come
@@ -56,15 +94,118 @@ FailureEvent losing_one_of(const Fabric& fabric, int link) {
   return {0.0, -1, fabric.links()[link].name, (k - 1) / k};
 }
 
+// Whole steps in `seconds` of training, at least one.
+int64_t steps_in(double seconds, double step_seconds) {
+  return std::max<int64_t>(1, std::llround(std::min(seconds / step_seconds, 1e18)));
+}
+
+// How often to checkpoint: as configured, else Daly's optimum; without random
+// failures that stop the job, once at the end if a scheduled one does, else never.
+void choose_checkpoint_interval(TrainPlan& plan, const CheckpointConfig& ckpt, bool scheduled_stops) {
+  RunModel& m = plan.model;
+  if (ckpt.every_steps > 0) {
+    m.checkpoint_every_steps = ckpt.every_steps;
+    plan.interval_rule = "every " + std::to_string(ckpt.every_steps) + " steps (checkpoint.every_steps)";
+  } else if (ckpt.every_minutes > 0) {
+    m.checkpoint_every_steps = steps_in(ckpt.every_minutes * 60, m.step_seconds);
+    plan.interval_rule = format("every %g minutes (checkpoint.every_minutes)", ckpt.every_minutes);
+  } else if (plan.stop_mtbf_seconds > 0) {
+    const double interval = daly_interval_seconds(m.checkpoint_write_seconds, plan.stop_mtbf_seconds);
+    m.checkpoint_every_steps = steps_in(interval, m.step_seconds);
+    char rule[160];
+    std::snprintf(rule, sizeof rule, "Daly's optimum: %.1f min of training between checkpoints (write %.1f s, MTBF %.2f h)",
+                  interval / 60, m.checkpoint_write_seconds, plan.stop_mtbf_seconds / hour);
+    plan.interval_rule = rule;
+  } else if (scheduled_stops) {
+    m.checkpoint_every_steps = at_the_end;
+    plan.interval_rule = "only scheduled failures: one checkpoint at the end";
+  } else {
+    m.checkpoint_every_steps = 0;
+    plan.interval_rule = "no failure can stop the job";
+  }
+}
+
+// The steps to train: the budget's, or with --days at most all that fit;
+// refused beyond what can be simulated.
+void choose_steps(TrainPlan& plan, Budget budget, const TrainRequest& request, int runs) {
+  RunModel& m = plan.model;
+  plan.steps_rule = "from " + budget.field;
+  if (request.days > 0) {
+    m.wall_limit_seconds = request.days * day;
+    const double fit = steps_within(m, m.wall_limit_seconds);
+    const std::string days = format(request.days == 1 ? "%g day" : "%g days", request.days);
+    if (fit < 1)
+      throw InputError("train", "--days",
+                       days + format(" do not hold one step of %.3g s", m.step_seconds) +
+                           (m.checkpoint_every_steps > 0 ? format(" and its checkpoint write of %.3g s", m.checkpoint_write_seconds) : ""));
+    if (budget.steps == 0 || fit < budget.steps) {
+      budget = {"train", "--days", days + format(" (%.3g steps", fit) + format(" of %.3g s)", m.step_seconds), fit};
+      plan.steps_rule = "at most: all that fit in " + days + " without failures";
+      plan.steps_fill_days = true;
+    } else {
+      plan.steps_rule += ", within " + days;
+    }
+  }
+  check_simulable(budget, runs, budget.steps);
+  m.steps = static_cast<int64_t>(budget.steps);
+  if (m.checkpoint_every_steps == at_the_end) m.checkpoint_every_steps = m.steps;
+  check_simulable(budget, runs, expected_events(m));
+}
+
+// Passes a run's progress on from its child process, at most four times a second.
+class ProgressPacer {
+public:
+  explicit ProgressPacer(const ProgressSender& send) : send_(send) {}
+  void report(int runs_done, double simulated_seconds) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::milliseconds(250);
+    send_(std::to_string(runs_done) + " " + format("%.17g", simulated_seconds));
+  }
+
+private:
+  const ProgressSender& send_;
+  std::chrono::steady_clock::time_point next_{};
+};
+
+// The runs, in a child process like every simulation: Ctrl-C and
+// replay.cancel stop them there (Interrupted).
+std::vector<RunResult> simulate_runs(const RunModel& m, uint64_t first_seed, int runs, const TrainRequest& request) {
+  ChildOptions options;
+  options.cancel = request.replay.cancel;
+  if (request.on_progress)
+    options.on_message = [&](const std::string& message) {
+      TrainProgress progress;
+      progress.runs = runs;
+      if (std::sscanf(message.c_str(), "%d %lf", &progress.runs_done, &progress.simulated_seconds) == 2)
+        request.on_progress(progress);
+    };
+  const std::string cbor = run_in_child(
+      [&](const ProgressSender& send) {
+        ProgressPacer pacer(send);
+        std::vector<RunResult> results;
+        for (int k = 0; k < runs; ++k) {
+          pacer.report(k, 0);
+          results.push_back(simulate_run(m, first_seed + k, k == 0, [&](double seconds) { pacer.report(k, seconds); }));
+        }
+        const std::vector<uint8_t> bytes = nlohmann::json::to_cbor(results);
+        return std::string(bytes.begin(), bytes.end());
+      },
+      options);
+  return nlohmann::json::from_cbor(cbor).get<std::vector<RunResult>>();
+}
+
 }  // namespace
 
 TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
+  const int runs = std::max(1, request.runs);
+  const Budget budget = budget_of(s, request);
+  if (request.days <= 0) check_simulable(budget, runs, budget.steps);  // before the long step simulation
   TrainPlan plan;
   plan.step = simulate(s, request.replay);
   RunModel& m = plan.model;
   m.step_seconds = m.degraded_step_seconds = plan.step.timeline.step_seconds;
-  m.steps = steps_to_train(s, request, plan.step.workload.tokens_per_step);
-  if (request.days > 0) m.wall_limit_seconds = request.days * day;
+  if (!(m.step_seconds > 0)) throw std::runtime_error("the step simulation took no time: nothing to train with");
 
   const std::vector<double> shards = checkpoint_bytes_per_rank(s, plan.step.workload, plan.step.program);
   for (double b : shards) plan.checkpoint_bytes += b;
@@ -87,7 +228,7 @@ TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
   for (const FailureSource& source : m.sources) stop_rate += source.stops_job ? source.rate_per_second : 0;
   plan.stop_mtbf_seconds = stop_rate > 0 ? 1 / stop_rate : 0;
 
-  bool degrades = m.sources[3].rate_per_second > 0;
+  bool degrades = m.sources[3].rate_per_second > 0, scheduled_stops = false;
   for (size_t i = 0; i < rel.scheduled.size(); ++i) {
     const ScheduledFailure& f = rel.scheduled[i];
     const std::string field = "reliability.failures[" + std::to_string(i) + "].";
@@ -105,6 +246,7 @@ TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
         throw InputError(s.source, field + "index", "no " + to_string(f.component) + " " + std::to_string(f.index) +
                                                         " (the cluster has " + std::to_string(static_cast<int64_t>(count)) + ")");
     }
+    scheduled_stops = scheduled_stops || source.stops_job;
     m.scheduled.emplace_back(f.at_seconds, source);
   }
   if (degrades && links.representative_redundant >= 0) {
@@ -114,28 +256,10 @@ TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
     m.degraded_step_seconds = std::max(m.step_seconds, simulate(s, degraded).timeline.step_seconds);
   }
 
-  if (ckpt.every_steps > 0) {
-    m.checkpoint_every_steps = ckpt.every_steps;
-    plan.interval_rule = "every " + std::to_string(ckpt.every_steps) + " steps (checkpoint.every_steps)";
-  } else if (ckpt.every_minutes > 0) {
-    m.checkpoint_every_steps = std::max<int64_t>(1, std::llround(ckpt.every_minutes * 60 / m.step_seconds));
-    plan.interval_rule = "every " + std::to_string(ckpt.every_minutes) + " minutes (checkpoint.every_minutes)";
-  } else if (plan.stop_mtbf_seconds > 0) {
-    const double interval = daly_interval_seconds(m.checkpoint_write_seconds, plan.stop_mtbf_seconds);
-    m.checkpoint_every_steps = std::max<int64_t>(1, std::llround(interval / m.step_seconds));
-    char rule[160];
-    std::snprintf(rule, sizeof rule, "Daly's optimum: %.1f min of training between checkpoints (write %.1f s, MTBF %.2f h)",
-                  interval / 60, m.checkpoint_write_seconds, plan.stop_mtbf_seconds / hour);
-    plan.interval_rule = rule;
-  } else {
-    m.checkpoint_every_steps = std::min<int64_t>(m.steps, INT64_MAX / 4);
-    plan.interval_rule = "no failures expected: one checkpoint at the end";
-  }
+  choose_checkpoint_interval(plan, ckpt, scheduled_stops);
+  choose_steps(plan, budget, request, runs);
 
-  const double horizon = m.wall_limit_seconds > 0 ? m.wall_limit_seconds
-                                                  : m.steps * m.step_seconds +
-                                                        std::ceil(static_cast<double>(m.steps) / m.checkpoint_every_steps) *
-                                                            m.checkpoint_write_seconds;
+  const double horizon = m.wall_limit_seconds > 0 ? m.wall_limit_seconds : failure_free_seconds(m);
   for (size_t i = 0; i < rel.scheduled.size(); ++i)
     if (rel.scheduled[i].at_seconds > horizon)
       throw InputError(s.source, "reliability.failures[" + std::to_string(i) + "].at_hours",
@@ -143,7 +267,7 @@ TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
 
   m.gpus = world + static_cast<double>(rel.spare_nodes) * s.cluster.topology.gpus_per_node;
   m.price_per_gpu_hour = s.cluster.price_per_gpu_hour;
-  for (int k = 0; k < std::max(1, request.runs); ++k) plan.runs.push_back(simulate_run(m, rel.seed + k, k == 0));
+  plan.runs = simulate_runs(m, rel.seed, runs, request);
   return plan;
 }
 
@@ -167,19 +291,36 @@ Summary summarize(const std::vector<RunResult>& runs, Get get) {
 
 nlohmann::json to_json(const Summary& s) { return {{"mean", s.mean}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}}; }
 
+// "12.00 h mean (p10 11.00, p50 12.00, p90 13.00)" of a summary in `unit`, `decimals` after the point
+// (none: with commas).
+std::string mean_and_percentiles(const nlohmann::json& summary, double unit, const char* unit_name, int decimals) {
+  auto number = [&](const char* key) {
+    const double value = summary[key].get<double>() / unit;
+    if (decimals == 0) return with_commas(value);
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return std::string(text);
+  };
+  return number("mean") + unit_name + " mean (p10 " + number("p10") + ", p50 " + number("p50") + ", p90 " + number("p90") + ")";
+}
+
 }  // namespace
 
 nlohmann::json to_json(const TrainPlan& plan) {
   const RunModel& m = plan.model;
   const auto& runs = plan.runs;
+  const double tokens_per_step = plan.step.workload.tokens_per_step;
   nlohmann::json failures = nlohmann::json::object();
   for (const RunResult& r : runs)
     for (const auto& [component, count] : r.failures)
       failures[component] = failures.value(component, 0.0) + static_cast<double>(count) / runs.size();
-  return {{"scenario", plan.step.report.scenario_name},
+  return {{"scenario", nlohmann::json(plan.step.report.scenario_summary)},
           {"step_time_s", m.step_seconds},
           {"degraded_step_time_s", m.degraded_step_seconds},
           {"steps", m.steps},
+          {"steps_rule", plan.steps_rule},
+          {"tokens_per_step", tokens_per_step},
+          {"wall_limit_s", m.wall_limit_seconds > 0 ? nlohmann::json(m.wall_limit_seconds) : nlohmann::json()},
           {"checkpoint",
            {{"bytes", plan.checkpoint_bytes},
             {"write_s", m.checkpoint_write_seconds},
@@ -191,6 +332,7 @@ nlohmann::json to_json(const TrainPlan& plan) {
           {"wall_time_s", to_json(summarize(runs, [](auto& r) { return r.wall_seconds; }))},
           {"goodput", to_json(summarize(runs, [](auto& r) { return r.goodput(); }))},
           {"steps_done", to_json(summarize(runs, [](auto& r) { return static_cast<double>(r.steps); }))},
+          {"tokens_done", to_json(summarize(runs, [&](auto& r) { return r.steps * tokens_per_step; }))},
           {"lost_s",
            {{"checkpoint_writes", summarize(runs, [](auto& r) { return r.checkpoint_seconds; }).mean},
             {"lost_work", summarize(runs, [](auto& r) { return r.lost_seconds; }).mean},
@@ -205,28 +347,33 @@ nlohmann::json to_json(const TrainPlan& plan) {
 std::string to_text(const TrainPlan& plan) {
   const RunModel& m = plan.model;
   const nlohmann::json j = to_json(plan);
+  const std::string runs = " over " + std::to_string(plan.runs.size()) + " runs";
   std::string out = "simtrain train: " + plan.step.report.scenario_name + "\n";
+  for (const std::string& summary_line : plan.step.report.scenario_summary_lines) out += summary_line + "\n";
+  out += "\n";
   auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
   line("step time", format("%.4f s (simulated)", m.step_seconds) +
                         (m.degraded_step_seconds != m.step_seconds
                              ? format(", %.4f s with one redundant link down", m.degraded_step_seconds)
                              : ""));
-  line("steps", std::to_string(m.steps) + (m.wall_limit_seconds > 0 ? format(" at most, within %.1f days", m.wall_limit_seconds / day) : ""));
+  line("steps", with_commas(static_cast<double>(m.steps)) + " (" +
+                    with_commas(m.steps * j["tokens_per_step"].get<double>()) + " tokens) " + plan.steps_rule);
   line("checkpoint", format("%.1f GB", plan.checkpoint_bytes / 1e9) + format(", write %.1f s", m.checkpoint_write_seconds) +
-                         format(", read %.1f s", m.checkpoint_read_seconds) + "; every " +
-                         std::to_string(m.checkpoint_every_steps) + " steps: " + plan.interval_rule);
+                         format(", read %.1f s", m.checkpoint_read_seconds) + "; " +
+                         (m.checkpoint_every_steps > 0 ? "every " + std::to_string(m.checkpoint_every_steps) + " steps: "
+                                                       : "none: ") +
+                         plan.interval_rule);
   line("job-stopping MTBF", plan.stop_mtbf_seconds > 0 ? format("%.2f h", plan.stop_mtbf_seconds / hour) : "no failures");
-  const auto& wall = j["wall_time_s"];
-  // Days for long runs, hours for short ones.
-  const bool in_days = wall["mean"].get<double>() >= 2 * day;
-  const double unit = in_days ? day : hour;
-  const char* unit_name = in_days ? " days" : " h";
-  line("time to train", format("%.2f", wall["mean"].get<double>() / unit) + unit_name + " mean" +
-                            format(" (p10 %.2f", wall["p10"].get<double>() / unit) +
-                            format(", p50 %.2f", wall["p50"].get<double>() / unit) +
-                            format(", p90 %.2f)", wall["p90"].get<double>() / unit) + " over " +
-                            std::to_string(plan.runs.size()) + " runs" +
-                            (m.wall_limit_seconds > 0 ? format(", %.0f steps done on average", j["steps_done"]["mean"].get<double>()) : ""));
+  if (m.wall_limit_seconds > 0)
+    line("trained", mean_and_percentiles(j["steps_done"], 1, " steps", 0) + ", " +
+                        with_commas(j["tokens_done"]["mean"].get<double>()) + " tokens mean," +
+                        format(m.wall_limit_seconds == day ? " in %g day" : " in %g days", m.wall_limit_seconds / day) + runs);
+  const bool all_trained = std::all_of(plan.runs.begin(), plan.runs.end(), [&](auto& r) { return r.steps == m.steps; });
+  if (all_trained && !plan.steps_fill_days) {
+    // Days for long runs, hours for short ones.
+    const bool in_days = j["wall_time_s"]["mean"].get<double>() >= 2 * day;
+    line("time to train", mean_and_percentiles(j["wall_time_s"], in_days ? day : hour, in_days ? " days" : " h", 2) + runs);
+  }
   const auto& goodput = j["goodput"];
   line("goodput", format("%.1f %% mean", 100 * goodput["mean"].get<double>()) +
                       format(" (p10 %.1f %%", 100 * goodput["p10"].get<double>()) +

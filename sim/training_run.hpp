@@ -3,6 +3,7 @@
 // length, checkpoints, failures drawn from component failure rates (and the
 // scheduled ones), restarts from the last completed checkpoint.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,7 +25,12 @@ struct RunModel {
   double checkpoint_write_seconds = 0;
   double checkpoint_read_seconds = 0;
   int64_t steps = 0;                 // to train
-  double wall_limit_seconds = 0;     // stop here even if steps remain (0: no limit)
+  // The end of the job's allocation (0: none). A step starts only if it and
+  // the checkpoint after it end by then: the job saves what it trained since
+  // its last checkpoint before the limit, as frameworks with a time limit do.
+  double wall_limit_seconds = 0;
+  // A checkpoint after every this many steps and after the last one; 0: none
+  // at all, for a job that nothing stops (a failure would lose everything).
   int64_t checkpoint_every_steps = 1;
   std::vector<FailureSource> sources;
   std::vector<std::pair<double, FailureSource>> scheduled;  // (time, what) known in advance
@@ -55,12 +61,28 @@ struct RunResult {
   double cost = 0;                // USD
   std::vector<RunEvent> events;   // only when asked for
 
-  double goodput() const { return useful_seconds / wall_seconds; }
+  double goodput() const { return wall_seconds > 0 ? useful_seconds / wall_seconds : 0; }
 };
 
+// Called now and then while a run is simulated (every 2^20 steps tried), with its simulated time so far.
+using RunProgress = std::function<void(double simulated_seconds)>;
+
 // One run; `seed` draws its failures. The parts of the wall time add up:
-// wall = useful + checkpoint + lost + restart + degraded (when the run ends
-// on its steps; a wall-time limit can cut it between checkpoints).
-RunResult simulate_run(const RunModel& model, uint64_t seed, bool record_events = false);
+// wall = useful + checkpoint + lost + restart + degraded.
+RunResult simulate_run(const RunModel& model, uint64_t seed, bool record_events = false,
+                       const RunProgress& on_progress = {});
+
+// The most steps that fit in `seconds` with the checkpoints they need, without
+// failures, compared as simulate_run compares them; `model.steps` plays no part.
+// A double: it may exceed what a run can count.
+double steps_within(const RunModel& model, double seconds);
+
+// A run of `model.steps` without failures: the steps and their checkpoint writes.
+double failure_free_seconds(const RunModel& model);
+
+// About how many steps (those redone after failures included) and failures
+// simulate_run goes through on average: its cost. Infinite when failures
+// leave a checkpoint interval no chance to complete.
+double expected_events(const RunModel& model);
 
 }  // namespace simtrain

@@ -24,6 +24,7 @@ public:
   std::string device() const override { return "recording"; }
   double bytes_needed(const Program&, int) const override { return 0; }
   double bytes_available() const override { return 0; }
+  WorkEstimate estimate_works(const Program&, int) const override { return {}; }
   void prepare(const Program&, int, const CommunicatorPlan&, const std::vector<TaskQueue>&) override {}
   void start() override {}
   long long checked_collectives() const override { return 0; }
@@ -132,7 +133,9 @@ TEST(Executor, FaultSpecificationIsParsed) {
   EXPECT_EQ(fault.kind, InjectedFault::Kind::hang);
   EXPECT_EQ(fault.rank, 3);
   EXPECT_EQ(fault.task, 17);
-  for (const char* bad : {"hang:3", "kill:a:1", "kill:1:2:3", "stop:1:2", ""})
+  EXPECT_EQ(parse_injected_fault("fail:0:2", "--inject-fault").kind, InjectedFault::Kind::fail);
+  EXPECT_EQ(parse_injected_fault("kill:0:2", "--inject-fault").kind, InjectedFault::Kind::kill);
+  for (const char* bad : {"hang:3", "kill:a:1", "kill:1:2:3", "stop:1:2", "fails:1:2", ""})
     EXPECT_THROW(parse_injected_fault(bad, "--inject-fault"), InputError) << bad;
 }
 

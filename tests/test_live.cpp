@@ -9,6 +9,7 @@
 #include "program_builder.hpp"
 #include "test_support.hpp"
 #include "text_format.hpp"
+#include "trace.hpp"
 #include "trace_reader.hpp"
 
 namespace simtrain {
@@ -94,6 +95,12 @@ TEST_F(LiveRun, TensorAndPipelineParallelStepRunsTheProgram) {
   ASSERT_EQ(r.code, 0) << r.err;
   expect_program_executed(program_of(kCpuSized), read_chrome_trace_file(path("live.json")), r.out);
   EXPECT_THAT(r.out, HasSubstr("scaled down           no"));
+  // Estimated before launching: a CPU-sized step takes seconds, so the watchdog keeps its floor.
+  EXPECT_EQ(r.out.rfind("estimated step: ", 0), 0u) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(" on the host backend (each CPU reference kernel timed on a cut-down copy of its call"));
+  EXPECT_THAT(r.out, HasSubstr("\nwatchdog: stops the run after 5.0 min without a completed task (default: 3 x the "
+                               "estimated step, at least 5.0 min)\n"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("to shrink the step")));
 }
 
 TEST_F(LiveRun, DataParallelStepRunsTheProgram) {
@@ -111,6 +118,13 @@ TEST_F(LiveRun, ScaledDownRunSaysWhatWasScaled) {
   const RecordedStep step = read_chrome_trace_file(path("live.json"));
   const Program scaled = program_of(joined(kCpuSized, {"--set", "num_hidden_layers=4", "--set", "global_batch_size=2"}));
   expect_program_executed(scaled, step, r.out);
+  // The trace is of the Program that ran, and says how to build it again.
+  EXPECT_EQ(step.made_by, "live");
+  EXPECT_EQ(step.program_hash, program_hash(scaled));
+  EXPECT_EQ(step.origin.scenario, "tiny-4gpu");
+  EXPECT_THAT(step.origin.overrides,
+              ::testing::ElementsAre("hidden_size=128", "intermediate_size=512", "num_attention_heads=4", "seq_length=128",
+                                     "vocab_size=1024", "model.num_hidden_layers=4", "training.global_batch_size=2"));
 }
 
 TEST_F(LiveRun, CompareAgainstTheSimulationAndCalibrate) {
@@ -126,6 +140,26 @@ TEST_F(LiveRun, CompareAgainstTheSimulationAndCalibrate) {
   const ProfileDatabase database = load_profile_database(path("db.json"));
   EXPECT_EQ(database.device_name, "host CPU (MPI backend)");
   EXPECT_FALSE(database.entries.empty());
+  const fixtures::CliResult swapped = fixtures::run_simtrain({"compare", path("live.json"), path("sim.json")});
+  EXPECT_EQ(swapped.code, 2);
+  EXPECT_THAT(swapped.err, HasSubstr("live.json: is a live trace (otherData.source = live); compare takes SIM LIVE"));
+}
+
+TEST_F(LiveRun, BadInputIsSaidOnce) {
+  const fixtures::CliResult r = live(4, {"--inject-fault", "explode:1:2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("simtrain: --inject-fault: 'explode:1:2' is not "));
+  EXPECT_EQ(r.err.find("simtrain:"), r.err.rfind("simtrain:")) << "said more than once:\n" << r.err;
+}
+
+TEST_F(LiveRun, FailedTaskIsReportedOnceByOneRank) {
+  const Program program = program_of(kCpuSized);
+  const std::string task = std::to_string(program.rank_tasks[1][program.rank_tasks[1].size() / 2]);
+  const fixtures::CliResult r = live(4, joined(kCpuSized, {"--inject-fault", "fail:1:" + task}), 120);
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string line = "simtrain live: rank 1: task " + task + " failed (--inject-fault fail:1:" + task + ")\n";
+  EXPECT_THAT(r.err, HasSubstr(line));
+  EXPECT_EQ(r.err.find("simtrain live:"), r.err.rfind("simtrain live:")) << "said more than once:\n" << r.err;
 }
 
 TEST_F(LiveRun, WrongProcessCountIsRefused) {
@@ -141,7 +175,9 @@ TEST_F(LiveRun, OutOfMemoryIsRefusedBeforeLaunching) {
       live(4, {"--set", "seq_length=65536", "--set", "max_position_embeddings=65536", "--set", "hidden_size=16384",
                "--set", "intermediate_size=65536", "--set", "num_attention_heads=128"});
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("simtrain: error: out of memory before launching anything: rank 0: needs "));
+  EXPECT_THAT(r.err, HasSubstr("simtrain: error: refused before launching anything: rank"));
+  EXPECT_THAT(r.err, HasSubstr(": out of memory: needs "));
+  EXPECT_EQ(r.err.find("simtrain:"), r.err.rfind("simtrain:")) << "said more than once:\n" << r.err;
 }
 
 TEST_F(LiveRun, KilledRankEndsTheJobWithItsName) {
@@ -194,7 +230,7 @@ TEST_F(LiveRun, CheckpointIsWrittenResumedAndCorruptionRefused) {
 TEST(LiveCli, BadFaultSpecificationIsRefused) {
   const fixtures::CliResult r = fixtures::run_simtrain({"live", "tiny-4gpu", "--inject-fault", "explode:1:2"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--inject-fault: 'explode:1:2' is not kill:RANK:TASK or hang:RANK:TASK"));
+  EXPECT_THAT(r.err, HasSubstr("--inject-fault: 'explode:1:2' is not kill:RANK:TASK, hang:RANK:TASK or fail:RANK:TASK"));
 }
 
 TEST(LiveCli, CompareRefusesAMissingTrace) {

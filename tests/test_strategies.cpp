@@ -304,9 +304,17 @@ TEST(Diagnostics, EveryReportRatesCommunicationAgainstCompute) {
     EXPECT_GE(t.tp_seconds, t.exposed_tp_seconds);
   }
   EXPECT_GT(r.comm_over_compute.tp, r.exposed_over_compute.tp * 0.999);
-  // TP 2 over NVLink on a small model: exposed TP communication is over 30 % of compute.
+  // TP 2 over NVLink on a small model: exposed TP communication is over 30 % of compute on the first
+  // stage; the last stage's logits add compute enough to keep it below (its wait for the tied-embedding
+  // partner is idle time, not communication).
   EXPECT_GT(r.most_exposed_over_compute, exposed_comm_warning_fraction);
-  EXPECT_EQ(r.ranks_over_warning, 4);
+  EXPECT_EQ(r.ranks_over_warning, 2);
+  for (int rank = 0; rank < 4; ++rank) {
+    const TimeSplit& t = r.ranks[rank];
+    EXPECT_EQ(t.exposed_seconds() / t.compute_seconds > exposed_comm_warning_fraction,
+              sim.program.coords[rank].pp == 0)
+        << "rank " << rank;
+  }
   EXPECT_THAT(to_text(r), HasSubstr("WARNING"));
   EXPECT_THAT(to_text(r), HasSubstr("busiest links"));
   const json j = to_json(r);

@@ -4,12 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "calibration.hpp"
 #include "input_error.hpp"
 #include "profile_database.hpp"
 #include "simulation.hpp"
+#include "test_support.hpp"
 #include "trace.hpp"
 #include "trace_comparison.hpp"
 #include "trace_reader.hpp"
@@ -215,6 +217,99 @@ TEST(TraceComparison, RefusesTracesOfDifferentJobs) {
               HasSubstr("four.json: has 4 ranks, but two.json has 2: they are not traces of the same job"));
   const RecordedStep other = step_of(2, {{0, TaskKind::F, "b", 0, 1}}, "other.json");
   EXPECT_THAT(comparison_error(two, other), HasSubstr("other.json: not one task matches a task of two.json"));
+}
+
+namespace {
+
+// `simtrain compare` on trace files: a simulated one written by `simtrain
+// simulate --trace`, a live one as `simtrain live --trace` writes it (here
+// with the simulated times and no op times).
+class CompareCli : public ::testing::Test {
+protected:
+  std::string path(const std::string& name) const { return (directory_.path() / name).string(); }
+
+  std::string simulated(const std::string& name, const std::vector<std::string>& overrides = {}) const {
+    std::vector<std::string> args = {"simulate", "tiny-4gpu", "--quiet", "--trace", path(name)};
+    for (const std::string& o : overrides) args.insert(args.end(), {"--set", o});
+    const fixtures::CliResult r = fixtures::run_simtrain(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return path(name);
+  }
+  std::string live(const std::string& name, const std::vector<std::string>& overrides = {}) const {
+    Simulation sim = simulate(load_scenario("tiny-4gpu", overrides));
+    sim.timeline.live = LiveRecord{"host CPU (MPI backend)", Dtype::bf16, {}};
+    std::ofstream out(path(name));
+    write_chrome_trace(out, sim.program, sim.timeline, {"tiny-4gpu", overrides});
+    return path(name);
+  }
+  // The trace with otherData less `key` (all of otherData where empty), as traces before it had.
+  std::string without(const std::string& trace, const std::string& key) const {
+    nlohmann::json document = fixtures::read_json(trace);
+    if (key.empty())
+      document.erase("otherData");
+    else
+      document["otherData"].erase(key);
+    const std::string old = trace + ".old.json";
+    std::ofstream(old) << document.dump();
+    return old;
+  }
+  fixtures::CliResult compare(const std::string& sim, const std::string& live) const {
+    return fixtures::run_simtrain({"compare", sim, live});
+  }
+  static std::string hash_of(const std::string& trace) { return read_chrome_trace_file(trace).program_hash; }
+
+  fixtures::TemporaryDirectory directory_{"compare"};
+};
+
+void expect_refused(const fixtures::CliResult& r, const std::string& message) {
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out, "") << "no figure is printed for traces that cannot be compared";
+  EXPECT_THAT(r.err, HasSubstr(message));
+}
+
+}  // namespace
+
+TEST_F(CompareCli, RefusesTracesInTheWrongPlaces) {
+  const std::string sim = simulated("sim.json"), live_trace = live("live.json");
+  const fixtures::CliResult right = compare(sim, live_trace);
+  EXPECT_EQ(right.code, 0) << right.err;
+  expect_refused(compare(live_trace, sim),
+                 "simtrain: " + live_trace + ": is a live trace (otherData.source = live); compare takes SIM LIVE\n");
+  expect_refused(compare(sim, sim),
+                 "simtrain: " + sim + ": is a simulated trace (otherData.source = simulation); compare takes SIM LIVE\n");
+  expect_refused(compare(live_trace, live_trace), live_trace + ": is a live trace");
+}
+
+TEST_F(CompareCli, RefusesTracesOfDifferentProgramsAndSaysHowToSimulateTheLiveOne) {
+  // What `simtrain live tiny-4gpu --layers 4` writes: its scaling as --set.
+  const std::string live_trace = live("live.json", {"model.num_hidden_layers=4"});
+  const std::string sim = simulated("sim.json");
+  const fixtures::CliResult r = compare(sim, live_trace);
+  expect_refused(r, live_trace + ": program hash " + hash_of(live_trace) + " differs from " + sim + "'s " +
+                        hash_of(sim) + ": traces of different Programs (" + live_trace +
+                        ": tiny-4gpu --set model.num_hidden_layers=4, TP 2 x PP 2 x DP 1, 8 micro-batches; " + sim + ": ");
+  EXPECT_THAT(r.err, HasSubstr(". To simulate the Program the live run ran (its --layers and --micro-batches as --set): "
+                               "simtrain simulate tiny-4gpu --set model.num_hidden_layers=4 --trace " + sim + "\n"));
+  // As it says:
+  const fixtures::CliResult same = compare(simulated("sim.json", {"model.num_hidden_layers=4"}), live_trace);
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("tasks matched"));
+}
+
+TEST_F(CompareCli, TracesWrittenBeforeProgramHashesGetAClearMessage) {
+  const std::string sim = simulated("sim.json"), live_trace = live("live.json");
+  expect_refused(compare(without(sim, "program_hash"), live_trace),
+                 "sim.json.old.json: otherData.program_hash: missing: the trace was written before simtrain recorded "
+                 "which Program a trace is of, so whether both traces are of one Program cannot be checked; simulate "
+                 "again with --trace");
+  expect_refused(compare(sim, without(live_trace, "program_hash")),
+                 "live.json.old.json: otherData.program_hash: missing: the trace was written before simtrain recorded "
+                 "which Program a trace is of, so whether both traces are of one Program cannot be checked; run it "
+                 "again with `simtrain live --trace`");
+  expect_refused(compare(without(sim, ""), live_trace), "sim.json.old.json: otherData.program_hash: missing");
+  expect_refused(compare(sim, without(sim, "")),
+                 "sim.json.old.json: is not a live trace (no otherData.source; `simtrain live --trace` writes "
+                 "\"live\"); compare takes SIM LIVE");
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <sstream>
 
 #include "input_error.hpp"
@@ -178,9 +179,12 @@ TEST(TraceReader, GivesBackALiveRecordWithEachComputeTasksOps) {
   ASSERT_GT(timed, 0);
   std::stringstream trace;
   write_chrome_trace(trace, p, step.timeline);
-  EXPECT_THAT(trace.str(), HasSubstr(R"("otherData":{"source":"live","device":"NVIDIA H100 80GB HBM3 \"test\"","dtype":"fp8"})"));
+  EXPECT_THAT(trace.str(), HasSubstr(R"("otherData":{"source":"live",)"));
+  EXPECT_THAT(trace.str(), HasSubstr(R"("device":"NVIDIA H100 80GB HBM3 \"test\"","dtype":"fp8"})"));
   const RecordedStep read = read_chrome_trace(trace, "live.json");
   EXPECT_EQ(read.source, "live.json");
+  EXPECT_EQ(read.made_by, "live");
+  EXPECT_EQ(read.program_hash, program_hash(p));
   ASSERT_TRUE(read.timeline.live.has_value());
   EXPECT_EQ(read.timeline.live->device, live.device);
   EXPECT_EQ(read.timeline.live->dtype, Dtype::fp8);
@@ -211,11 +215,16 @@ TEST(TraceReader, ASimulatedTraceHasNoLiveRecordAndNoWorks) {
   std::stringstream trace;
   write_chrome_trace(trace, step.program, step.timeline);
   EXPECT_EQ(trace.str().rfind("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", 0), 0u);
-  EXPECT_THAT(trace.str(), testing::Not(HasSubstr("otherData")));
+  EXPECT_THAT(trace.str(), HasSubstr("\n],\n\"otherData\":{\"source\":\"simulation\",\"layout\":{\"tp\":2,\"pp\":2,\"dp\":1,"
+                                     "\"virtual_stages\":1,\"micro_batches\":8},\"program_hash\":\"" +
+                                     program_hash(step.program) + "\"}}\n"));
   EXPECT_THAT(trace.str(), testing::Not(HasSubstr("\"ops\"")));
   const RecordedStep read = read_chrome_trace(trace, "sim.json");
   EXPECT_FALSE(read.timeline.live.has_value());
   EXPECT_TRUE(read.program.works.empty());
+  EXPECT_EQ(read.made_by, "simulation");
+  EXPECT_EQ(read.program_hash, program_hash(step.program));
+  EXPECT_TRUE(read.origin.scenario.empty());
   // otherData of another source is no live record.
   const RecordedStep other = read_text(R"({"otherData":{"source":"perfetto"},"traceEvents":[)" + rank0 + "," + good_task + "]}");
   EXPECT_FALSE(other.timeline.live.has_value());
@@ -256,11 +265,70 @@ TEST(TraceReader, RefusesMalformedLiveRecordsNamingEventAndField) {
               HasSubstr("t.json: otherData: expected a JSON object"));
 }
 
+TEST(TraceReader, GivesBackWhatTheTraceIsOf) {
+  const Step step = made_up_step(1, 2, 2, "1f1b");
+  std::stringstream trace;
+  write_chrome_trace(trace, step.program, step.timeline, {"tiny-4gpu", {"num_hidden_layers=4", "seq_length=128"}});
+  const RecordedStep read = read_chrome_trace(trace, "sim.json");
+  EXPECT_EQ(read.made_by, "simulation");
+  EXPECT_EQ(read.program_hash, program_hash(step.program));
+  EXPECT_EQ(read.origin.scenario, "tiny-4gpu");
+  EXPECT_THAT(read.origin.overrides, testing::ElementsAre("num_hidden_layers=4", "seq_length=128"));
+
+  // Written before traces said what they are of: nothing to give back, and no error.
+  const RecordedStep old = read_text(trace_of(good_task));
+  EXPECT_EQ(old.made_by, "");
+  EXPECT_EQ(old.program_hash, "");
+}
+
+TEST(TraceReader, RefusesMalformedOtherData) {
+  auto with_other = [&](const std::string& other) {
+    return error_of(R"({"otherData":)" + other + R"(,"traceEvents":[)" + rank0 + "," + good_task + "]}");
+  };
+  EXPECT_THAT(with_other(R"({"source":"simulation","program_hash":"12AB"})"),
+              HasSubstr("t.json: otherData.program_hash: expected 16 lowercase hex digits, got '12AB'"));
+  EXPECT_THAT(with_other(R"({"source":"simulation","program_hash":7})"), HasSubstr("t.json: otherData.program_hash:"));
+  EXPECT_THAT(with_other(R"({"source":"simulation","overrides":["a=1",2]})"),
+              HasSubstr("t.json: otherData.overrides: expected an array of strings, got [\"a=1\",2]"));
+  EXPECT_THAT(with_other(R"({"source":"simulation","overrides":"a=1"})"),
+              HasSubstr("t.json: otherData.overrides: expected an array of strings"));
+  EXPECT_THAT(with_other(R"({"source":["live"]})"), HasSubstr("t.json: otherData.source:"));
+}
+
+// A Program's hash: the same for the same Program, built twice; another for
+// a change in any of its parts; its bytes fixed on any machine.
+TEST(ProgramHash, IsTheSameForTheSameProgramAndChangesWithAnyPart) {
+  const Program program = made_up_step(2, 2, 2, "1f1b").program;
+  EXPECT_EQ(program_hash(program), program_hash(made_up_step(2, 2, 2, "1f1b").program));
+  // FNV-1a of an empty Program's eleven 8-byte integers (0, 1, 1, 1, 1, 0 and five empty lists).
+  EXPECT_EQ(program_hash(Program{}), "21c1083a9d7393c5");
+  EXPECT_THAT(program_hash(program), testing::MatchesRegex("[0-9a-f]{16}"));
+  ASSERT_FALSE(program.works.empty());
+  ASSERT_FALSE(program.groups.empty());
+  const std::vector<std::pair<std::string, std::function<void(Program&)>>> changes = {
+      {"micro-batches", [](Program& p) { p.micro_batches += 1; }},
+      {"a rank's coordinates", [](Program& p) { p.coords[0].dp += 1; }},
+      {"a work's name", [](Program& p) { p.works[0].name += "x"; }},
+      {"an op's FLOPs", [](Program& p) { p.works[0].ops[0].flops += 1; }},
+      {"an op's shape", [](Program& p) { p.works[0].ops[0].shape[0] += 1; }},
+      {"a group's ranks", [](Program& p) { std::reverse(p.groups[0].ranks.begin(), p.groups[0].ranks.end()); }},
+      {"a task's bytes", [](Program& p) { p.tasks.back().bytes += 1; }},
+      {"a task's dependencies", [](Program& p) { p.tasks.back().deps.push_back(0); }},
+      {"a task's name", [](Program& p) { p.tasks[0].name += " "; }},
+      {"a rank's order", [](Program& p) { std::swap(p.rank_tasks[0][0], p.rank_tasks[0][1]); }},
+  };
+  for (const auto& [what, change] : changes) {
+    Program changed = program;
+    change(changed);
+    EXPECT_NE(program_hash(changed), program_hash(program)) << what;
+  }
+}
+
 TEST(TraceReader, NamesAMissingFile) {
   try {
     read_chrome_trace_file("/nonexistent/step.json");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/step.json: cannot be read"));
+    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/step.json: no such file"));
   }
 }

@@ -1,5 +1,6 @@
 // Long runs: Young/Daly intervals, the run model's accounting, failures that
 // stop the job or only degrade it, checkpoints through the storage model.
+#include <atomic>
 #include <cmath>
 #include <fstream>
 
@@ -106,6 +107,105 @@ TEST(TrainingRun, ARedundantLinkFailureSlowsStepsUntilRepairedWithoutRestart) {
   EXPECT_DOUBLE_EQ(r.degraded_seconds, 3600.0 / 12 * 2);  // the steps started within the hour of repair take 12 s, not 10
 }
 
+TEST(TrainingRun, WithoutCheckpointsAFailureFreeRunIsItsStepsAlone) {
+  RunModel m = simple_model();
+  m.step_seconds = m.degraded_step_seconds = 0.1;  // not a binary fraction: a running sum would drift
+  m.checkpoint_every_steps = 0;
+  m.steps = 1'000'003;
+  const RunResult r = simulate_run(m, 1);
+  EXPECT_EQ(r.steps, m.steps);
+  EXPECT_EQ(r.checkpoints, 0);
+  EXPECT_EQ(r.wall_seconds, m.steps * 0.1);
+  EXPECT_EQ(r.goodput(), 1.0);
+  EXPECT_EQ(failure_free_seconds(m), r.wall_seconds);
+}
+
+TEST(TrainingRun, AWallLimitEndsWithACheckpointOfWhatWasTrained) {
+  RunModel m = simple_model();  // 10 s steps, a 30 s write every 50 steps
+  m.steps = 1'000'000;
+  m.wall_limit_seconds = 1500;  // 141 steps and 3 writes take 1500 s; 142 steps 1510 s
+  EXPECT_EQ(steps_within(m, 1500), 141);
+  const RunResult r = simulate_run(m, 1);
+  EXPECT_EQ(r.steps, 141);
+  EXPECT_EQ(r.checkpoints, 3);  // after steps 50, 100 and 141
+  EXPECT_DOUBLE_EQ(r.wall_seconds, 1500);
+  m.wall_limit_seconds = 1509.9;
+  EXPECT_EQ(simulate_run(m, 1).steps, 141);
+}
+
+TEST(TrainingRun, AFailureFreeRunUnderALimitTrainsExactlyTheStepsWithin) {
+  RunModel m = simple_model();
+  m.step_seconds = m.degraded_step_seconds = 0.1;
+  m.checkpoint_write_seconds = 0.7;
+  for (int64_t every : {0, 1, 7, 1000}) {
+    m.checkpoint_every_steps = every;
+    for (double limit = 0.3; limit < 300; limit += 0.37) {
+      m.wall_limit_seconds = limit;
+      const double within = steps_within(m, limit);
+      m.steps = 1'000'000;
+      const RunResult r = simulate_run(m, 1);
+      ASSERT_EQ(r.steps, within) << "every " << every << ", limit " << limit;
+      EXPECT_LE(r.wall_seconds, limit);
+      m.steps = static_cast<int64_t>(within);
+      if (within > 0) EXPECT_NEAR(failure_free_seconds(m), r.wall_seconds, 1e-9 * limit);
+      if (every == 0) {
+        EXPECT_LE(within * 0.1, limit);
+        EXPECT_GT((within + 1) * 0.1, limit);
+      }
+    }
+  }
+}
+
+TEST(TrainingRun, WallTimeIsTheSumOfItsPartsUnderALimit) {
+  RunModel m = simple_model();
+  m.sources = {{Component::gpu, 1.0 / 3000, true}, {Component::link, 1.0 / 5000, false}};
+  m.steps = 1'000'000;
+  m.wall_limit_seconds = 20000;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const RunResult r = simulate_run(m, seed);
+    EXPECT_NEAR(r.wall_seconds,
+                r.useful_seconds + r.checkpoint_seconds + r.lost_seconds + r.restart_seconds + r.degraded_seconds,
+                1e-6 * r.wall_seconds);
+    EXPECT_LE(r.wall_seconds, m.wall_limit_seconds);
+    EXPECT_GT(r.steps, 0);
+    EXPECT_LT(r.steps, steps_within(m, m.wall_limit_seconds));
+  }
+}
+
+TEST(TrainingRun, AJobStillDownAtTheLimitEndsThere) {
+  RunModel m = simple_model();
+  m.steps = 1'000'000;
+  m.wall_limit_seconds = 2000;
+  m.scheduled = {{1500.0, {Component::gpu, 0, true}}};  // no spare: down for the hour of the repair
+  const RunResult r = simulate_run(m, 1);
+  EXPECT_DOUBLE_EQ(r.wall_seconds, 2000);
+  EXPECT_DOUBLE_EQ(r.restart_seconds, 500);
+  EXPECT_EQ(r.steps, 100);  // two checkpoints, at 530 s and 1060 s
+  EXPECT_DOUBLE_EQ(r.lost_seconds, 1500 - 1060);
+}
+
+TEST(TrainingRun, ExpectedEventsAreTheStepsWithoutFailuresAndGrowWithThem) {
+  RunModel m = simple_model();
+  EXPECT_EQ(expected_events(m), 2000);
+  m.wall_limit_seconds = 1000;
+  EXPECT_EQ(expected_events(m), 100);  // at most a step every 10 s
+  m.wall_limit_seconds = 0;
+  m.sources = {{Component::gpu, 1.0 / 3000, true}};
+  // 50 steps and a write: 530 s, tried exp(530 / 3000) times; a failure every 3000 s of the 10 s steps.
+  EXPECT_DOUBLE_EQ(expected_events(m), 2000 * std::exp(530.0 / 3000) * (1 + 10.0 / 3000));
+  m.sources = {{Component::gpu, 10, true}};  // a failure every 0.1 s: 530 s without one never comes
+  EXPECT_GT(expected_events(m), max_simulated_events);
+}
+
+TEST(TrainingRun, ReportsProgressEveryMillionOrSoStepsTried) {
+  RunModel m = simple_model();
+  m.checkpoint_every_steps = 0;
+  m.steps = 3'000'000;
+  std::vector<double> reported;
+  simulate_run(m, 1, false, [&](double seconds) { reported.push_back(seconds); });
+  EXPECT_EQ(reported, (std::vector<double>{((1 << 20) - 1) * 10.0, ((1 << 21) - 1) * 10.0}));
+}
+
 TEST(TrainingRun, DalysIntervalBeatsHalfAndDoubleOnGoodput) {
   RunModel m = simple_model();
   m.steps = 20000;
@@ -168,4 +268,21 @@ TEST(Train, RefusesFailuresItCannotPlace) {
   nlohmann::json doc = fixtures::scenario_json(1, 2, 1, 2, "1f1b");
   doc["reliability"] = {{"gpu_mtbf_hours", -5}};
   EXPECT_THROW(fixtures::scenario_from(doc), InputError);
+}
+
+TEST(Train, CancellingStopsTheRunsUnderWay) {
+  TrainRequest request;
+  request.days = 80;  // about 8e8 steps of tiny-4gpu: far longer than this test waits
+  std::atomic<bool> cancel{false};
+  request.replay.cancel = &cancel;
+  std::vector<TrainProgress> reported;
+  request.on_progress = [&](const TrainProgress& p) {
+    reported.push_back(p);
+    cancel = true;
+  };
+  EXPECT_THROW(plan_training(load_scenario("tiny-4gpu"), request), Interrupted);
+  ASSERT_EQ(reported.size(), 1u);  // the runs had started
+  EXPECT_EQ(reported[0].runs_done, 0);
+  EXPECT_EQ(reported[0].runs, 1);
+  EXPECT_EQ(reported[0].simulated_seconds, 0);
 }

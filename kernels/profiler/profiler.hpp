@@ -23,7 +23,8 @@ struct ProfileOptions {
 // shape a kernel does not support) is listed under "skipped" instead.
 nlohmann::json profile_kernels(const Scenario& scenario, const ProfileOptions& options);
 
-// profile_kernels written to `path` atomically, its directory created.
+// profile_kernels written to `path` ("-": standard output) under the output
+// policy of output_files.hpp: the path is checked before any kernel runs.
 void write_kernel_profile(const Scenario& scenario, const std::string& path, const ProfileOptions& options);
 
 // argv joined as a shell would need it, for the record.

@@ -322,13 +322,20 @@ private:
     }
   }
 
+  // The barrier of a representative's collective whose group spans lanes;
+  // null when one lane drives the collective alone.
+  sg4::Barrier* arrival_barrier(const Task& task) {
+    auto barrier = barriers_.find(task.group);
+    return barrier == barriers_.end() ? nullptr : barrier->second.get();
+  }
+
   // One collective for every member of the lane (a TP collective has one
   // member group; a DP one has a group per member, all advancing together).
+  // Every rank of the group has arrived.
   void run_collective(const Task& task) {
     const std::vector<const Group*> groups = member_groups(task);
     const Group& group = *groups.front();
     auto barrier = barriers_.find(group.id);
-    if (barrier != barriers_.end()) barrier->second->wait();  // all ranks have arrived
     if (!options_.free_communication) {
       const CollectivePlan& rep_plan = plan(task, group);
       if (barrier == barriers_.end() && isolated_group_[group.id]) {
@@ -358,6 +365,10 @@ private:
 
   void execute(const Task& task) {
     for (int dep : task.deps) wait_for(dep);
+    // Waiting for the group's other ranks is not communication: the
+    // collective starts once all of them have arrived.
+    if (is_collective(task.kind))
+      if (sg4::Barrier* barrier = arrival_barrier(task)) barrier->wait();
     TaskTiming& timing = timing_[task.id];
     timing.start = sg4::Engine::get_clock();
     if (is_compute(task.kind)) {

@@ -1,0 +1,154 @@
+// `simtrain train` end to end: how many steps and tokens a budget buys, the
+// budgets it refuses, Ctrl-C.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "text_format.hpp"
+
+namespace simtrain {
+namespace {
+
+using testing::HasSubstr;
+using testing::Not;
+
+constexpr double tiny_tokens_per_step = 8 * 1024;  // tiny-4gpu: global_batch_size x seq_length
+
+struct TrainOutput {
+  fixtures::CliResult cli;
+  nlohmann::json report;
+};
+
+// `simtrain train args... --report file`: what it printed and the report.
+TrainOutput train(std::vector<std::string> args) {
+  const fixtures::TemporaryDirectory dir{"train"};
+  const std::string report = (dir.path() / "report.json").string();
+  args.insert(args.begin(), "train");
+  args.insert(args.end(), {"--quiet", "--report", report});
+  TrainOutput result{fixtures::run_simtrain(args), nullptr};
+  if (std::filesystem::exists(report)) result.report = fixtures::read_json(report);
+  return result;
+}
+
+void expect_no_impossible_figure(const std::string& text) {
+  EXPECT_THAT(text, Not(HasSubstr("nan")));
+  EXPECT_THAT(text, Not(HasSubstr("inf")));
+  EXPECT_THAT(text, Not(HasSubstr("e+")));  // no int64 or double overflow printed as a count
+}
+
+TEST(TrainCommand, WithoutFailuresADayTrainsEveryStepThatFitsAtFullGoodput) {
+  const TrainOutput t = train({"tiny-4gpu", "--days", "1"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  const nlohmann::json& j = t.report;
+  // No failure can stop the job: no checkpoints, so the day holds floor(86400 s / step time) steps.
+  EXPECT_EQ(j["checkpoint"]["every_steps"], 0);
+  const double steps = std::floor(86400 / j["step_time_s"].get<double>());
+  EXPECT_GT(steps, 1e6);
+  EXPECT_EQ(j["steps"].get<double>(), steps);
+  EXPECT_EQ(j["steps_done"]["mean"].get<double>(), steps);
+  EXPECT_EQ(j["tokens_per_step"].get<double>(), tiny_tokens_per_step);
+  EXPECT_EQ(j["tokens_done"]["mean"].get<double>(), steps * tiny_tokens_per_step);
+  EXPECT_EQ(j["goodput"]["mean"].get<double>(), 1.0);
+  EXPECT_EQ(j["wall_time_s"]["mean"].get<double>(), steps * j["step_time_s"].get<double>());
+  EXPECT_EQ(j["wall_limit_s"].get<double>(), 86400);
+  // The text says the same.
+  const std::string& out = t.cli.out;
+  EXPECT_THAT(out, HasSubstr(with_commas(steps) + " (" + with_commas(steps * tiny_tokens_per_step) +
+                             " tokens) at most: all that fit in 1 day without failures"));
+  EXPECT_THAT(out, HasSubstr("trained               " + with_commas(steps) + " steps mean (p10 " + with_commas(steps)));
+  EXPECT_THAT(out, HasSubstr(", " + with_commas(steps * tiny_tokens_per_step) + " tokens mean, in 1 day over 1 runs"));
+  EXPECT_THAT(out, HasSubstr("goodput               100.0 % mean (p10 100.0 %, p90 100.0 %)"));
+  EXPECT_THAT(out, HasSubstr("none: no failure can stop the job"));
+  EXPECT_THAT(out, Not(HasSubstr("time to train")));  // the day is given, not found
+  expect_no_impossible_figure(out);
+}
+
+TEST(TrainCommand, ADayWithCheckpointsFitsTheStepsAndTheirWrites) {
+  const TrainOutput t = train({"tiny-4gpu", "--days", "1", "--set", "checkpoint.every_steps=100000"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  const nlohmann::json& j = t.report;
+  const double step = j["step_time_s"].get<double>(), write = j["checkpoint"]["write_s"].get<double>();
+  ASSERT_GT(write, 0);
+  // The most steps n with n steps and ceil(n / 100000) writes within the day.
+  auto fits = [&](double n) { return n * step + std::ceil(n / 100000) * write <= 86400; };
+  const double n = j["steps_done"]["mean"].get<double>();
+  EXPECT_TRUE(fits(n));
+  EXPECT_FALSE(fits(n + 1));
+  EXPECT_EQ(j["steps"].get<double>(), n);
+  EXPECT_NEAR(j["lost_s"]["checkpoint_writes"].get<double>(), std::ceil(n / 100000) * write, 1e-9);
+  EXPECT_LT(j["goodput"]["mean"].get<double>(), 1);  // the writes are not training
+  EXPECT_THAT(t.cli.out, HasSubstr("trained               " + with_commas(n) + " steps mean"));
+}
+
+TEST(TrainCommand, ATokenBudgetWithoutFailuresTakesItsStepsAlone) {
+  const TrainOutput t = train({"tiny-4gpu", "--tokens", "1e6"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  const nlohmann::json& j = t.report;
+  EXPECT_EQ(j["steps"], 123);  // ceil(1e6 / 8192)
+  EXPECT_EQ(j["tokens_done"]["mean"].get<double>(), 123 * tiny_tokens_per_step);
+  EXPECT_EQ(j["wall_time_s"]["mean"].get<double>(), 123 * j["step_time_s"].get<double>());
+  EXPECT_EQ(j["goodput"]["mean"].get<double>(), 1.0);
+  EXPECT_TRUE(j["wall_limit_s"].is_null());
+  EXPECT_THAT(t.cli.out, HasSubstr("steps                 123 (1,007,616 tokens) from --tokens"));
+  EXPECT_THAT(t.cli.out, HasSubstr("time to train"));
+  expect_no_impossible_figure(t.cli.out);
+}
+
+// The error of `train args...`, which must be refused with exit code 2, printing and writing nothing.
+std::string refusal(const std::vector<std::string>& args) {
+  const TrainOutput t = train(args);
+  EXPECT_EQ(t.cli.code, 2) << t.cli.out;
+  EXPECT_EQ(t.cli.out, "");
+  EXPECT_TRUE(t.report.is_null());
+  return t.cli.err;
+}
+
+TEST(TrainCommand, RefusesBudgetsBeyondWhatCanBeSimulated) {
+  const std::string at_most = "; at most 1e+09 steps and failures can be simulated, all runs together";
+  EXPECT_THAT(refusal({"tiny-4gpu", "--tokens", "1e30"}),
+              HasSubstr("train: --tokens: 1e+30 tokens (1.22e+26 steps)" + at_most));
+  EXPECT_THAT(refusal({"tiny-4gpu", "--tokens", "1e19"}),
+              HasSubstr("train: --tokens: 1e+19 tokens (1.22e+15 steps)" + at_most));
+  EXPECT_THAT(refusal({"tiny-4gpu", "--steps", "9000000000000000000"}),
+              HasSubstr("train: --steps: 9000000000000000000 steps" + at_most));
+  EXPECT_THAT(refusal({"tiny-4gpu", "--set", "training.train_tokens=1e30"}),
+              HasSubstr("scenarios/tiny-4gpu.json: training.train_tokens: 1e+30 tokens (1.22e+26 steps)" + at_most));
+  EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e9"}), HasSubstr("train: --days: 1e+09 days (1.06e+16 steps of 0.00818 s)" + at_most));
+  EXPECT_THAT(refusal({"tiny-4gpu", "--steps", "10000000", "--runs", "101"}),
+              HasSubstr("train: --runs: 10000000 steps; 1.01e+09 for 101 runs" + at_most));
+  // A GPU failing every 0.36 s (0.09 s for the four): 1000 steps of 8 ms and a write never pass without one.
+  const std::string failing = refusal({"tiny-4gpu", "--steps", "1000", "--set", "reliability.gpu_mtbf_hours=0.0001",
+                                        "--set", "checkpoint.every_steps=1000"});
+  EXPECT_THAT(failing, HasSubstr("train: --steps: 1000 steps, or about "));
+  EXPECT_THAT(failing, HasSubstr("e+4"));  // 1000 steps x exp(8 s / 0.09 s) tries of their interval: some 1e42
+  EXPECT_THAT(failing, HasSubstr(" simulated steps and failures with the work failures throw away" + at_most));
+}
+
+TEST(TrainCommand, RefusesADayTooShortForAStep) {
+  EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e-9"}),
+              HasSubstr("train: --days: 1e-09 days do not hold one step of 0.00818 s"));
+  EXPECT_EQ(train({"tiny-4gpu", "--days", "inf"}).cli.code, 2);
+}
+
+TEST(TrainCommand, CtrlCStopsALongRunWithExitCode130AndWritesNothing) {
+  if (std::system("timeout --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no timeout command";
+  const fixtures::TemporaryDirectory dir{"train-interrupt"};
+  const std::filesystem::path report = dir.path() / "report.json", err = dir.path() / "err";
+  // 90 days of tiny-4gpu are some 9.5e8 steps, seconds of simulation, more than the 0.5 s before the Ctrl-C.
+  const std::string command = "timeout --preserve-status -s INT 0.5 " + std::string(SIMTRAIN_BINARY) +
+                              " train tiny-4gpu --days 90 --report " + report.string() + " >/dev/null 2>" + err.string();
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << fixtures::read_text(err);
+  EXPECT_THAT(fixtures::read_text(err), HasSubstr("interrupted; no output was written"));
+  EXPECT_FALSE(std::filesystem::exists(report));
+}
+
+}  // namespace
+}  // namespace simtrain
