@@ -169,8 +169,11 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, const 
     using Event = nlohmann::json::parse_event_t;
     if (depth > limits::max_json_depth)
       throw InputError(file, field, "nested more than " + std::to_string(limits::max_json_depth) + " levels deep");
-    if (event == Event::object_start)
-      open_objects.push_back({open_objects.empty() ? (field.empty() ? "" : field + ".") : open_objects.back().path + open_objects.back().last_key + ".", {}, ""});
+    if (event == Event::object_start) {
+      const std::string top = field.empty() ? "" : field + ".";
+      const std::string path = open_objects.empty() ? top : open_objects.back().path + open_objects.back().last_key + ".";
+      open_objects.push_back({path, {}, ""});
+    }
     if (event == Event::object_end) open_objects.pop_back();
     if (event == Event::key) {
       OpenObject& object = open_objects.back();

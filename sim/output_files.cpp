@@ -32,7 +32,8 @@ void OutputFiles::add(const std::string& option, const std::string& path) {
   for (const Output& other : outputs_) {
     const bool both_standard = path == "-" && other.path == "-";
     const bool both_files = path != "-" && other.path != "-" && same_file(output.target.path, other.target.path);
-    if (both_standard || both_files) throw InputError(shown, "", "is also the output of " + other.option + "; give each output its own file");
+    if (both_standard || both_files)
+      throw InputError(shown, "", "is also the output of " + other.option + "; give each output its own file");
   }
   outputs_.push_back(output);
 }
@@ -43,7 +44,8 @@ void OutputFiles::refuse_inputs(const std::vector<std::string>& input_paths) con
     for (const std::string& input : input_paths) {
       std::error_code error;
       if (fs::exists(input, error) && fs::equivalent(input, output.target.path, error))
-        throw InputError(output.option + " " + output.path, "", "is " + input + ", an input of this command: writing it would destroy it");
+        throw InputError(output.option + " " + output.path, "",
+                         "is " + input + ", an input of this command: writing it would destroy it");
     }
   }
 }
