@@ -188,9 +188,10 @@ void SearchCommand::run(std::ostream& out, std::ostream& err) const {
   if (!lead) return;
   std::ostream& text = outputs.writes_standard_output() ? err : out;
   text << "searched around the scenario as given (after --set):\n";
-  for (const std::string& line : scenario_summary_lines(request.base)) text << line << "\n";
+  const Workload base_workload = build_workload(request.base);
+  for (const std::string& line : scenario_summary_lines(request.base, base_workload)) text << line << "\n";
   text << "\n" << to_text(result, top_);
-  nlohmann::ordered_json document = {{"scenario", scenario_summary_json(request.base)}};
+  nlohmann::ordered_json document = {{"scenario", scenario_summary_json(request.base, base_workload)}};
   document.update(nlohmann::ordered_json(to_json(result)));
   outputs.write({{"--csv", [&](std::ostream& o) { write_csv(o, result); }},
                  {"--json", [&](std::ostream& o) { o << document.dump(2) << "\n"; }},

@@ -1,31 +1,15 @@
 #include "live_command.hpp"
 
-#include <cstdlib>
-
 #include "output_files.hpp"
 #include "backend.hpp"
 #include "calibration.hpp"
 #include "input_error.hpp"
+#include "option_checks.hpp"
 #include "step_estimate.hpp"
 #include "trace_comparison.hpp"
 #include "trace_reader.hpp"
 
 namespace simtrain {
-
-namespace {
-
-// CLI::PositiveNumber's message names the range of a double ("not in range
-// 0.000000 to 1797...").
-const CLI::Validator positive(
-    [](std::string& text) {
-      char* end = nullptr;
-      const double value = std::strtod(text.c_str(), &end);
-      return end != text.c_str() && *end == '\0' && value > 0 ? std::string()
-                                                               : "must be a positive number, got '" + text + "'";
-    },
-    "POSITIVE");
-
-}  // namespace
 
 LiveCommands::LiveCommands(CLI::App& app) {
   live_ = app.add_subcommand("live", "run the scenario's step for real: mpirun -np N simtrain live <scenario>");
@@ -36,15 +20,15 @@ LiveCommands::LiveCommands(CLI::App& app) {
   live_->add_option("--backend", request_.backend, "host: MPI and CPU kernels; cuda: NCCL and CUDA kernels")
       ->check(CLI::IsMember({"host", "cuda"}))
       ->capture_default_str();
-  live_->add_option("--layers", request_.layers, "scale down: run with this many layers")->check(positive);
+  live_->add_option("--layers", request_.layers, "scale down: run with this many layers")->check(more_than(0));
   live_->add_option("--micro-batches", request_.micro_batches, "scale down: micro-batches per pipeline per step")
-      ->check(positive);
+      ->check(more_than(0));
   live_->add_option("--trace", request_.trace_path, "write the measured step as a Chrome trace (rank 0)");
   live_->add_option("--checkpoint", request_.checkpoint_dir, "after the step, write every rank's shard of state here");
   live_->add_option("--resume", request_.resume_dir, "before the step, verify the checkpoint in this directory");
   live_->add_option("--timeout", request_.timeout_seconds,
                     "seconds without a completed task before the run stops (default: " + default_timeout_rule() + ")")
-      ->check(positive);
+      ->check(more_than(0));
   live_->add_option("--inject-fault", fault_, "test the fault handling: kill:RANK:TASK, hang:RANK:TASK or fail:RANK:TASK");
 
   compare_ = app.add_subcommand("compare", "compare a simulated trace with a live one, task by task");

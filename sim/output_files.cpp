@@ -42,8 +42,7 @@ void OutputFiles::refuse_inputs(const std::vector<std::string>& input_paths) con
   for (const Output& output : outputs_) {
     if (output.path == "-" || !output.target.exists) continue;
     for (const std::string& input : input_paths) {
-      std::error_code error;
-      if (fs::exists(input, error) && fs::equivalent(input, output.target.path, error))
+      if (same_file(input, output.target.path))
         throw InputError(output.option + " " + output.path, "",
                          "is " + input + ", an input of this command: writing it would destroy it");
     }

@@ -122,8 +122,8 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
                        const CostModel& cost_model, double wall_seconds) {
   StepReport r = timing_report(program, timeline);
   r.scenario_name = s.name;
-  r.scenario_summary_lines = scenario_summary_lines(s);
-  r.scenario_summary = scenario_summary_json(s);
+  r.scenario_summary_lines = scenario_summary_lines(s, w);
+  r.scenario_summary = scenario_summary_json(s, w);
   r.configuration = s.document;
   r.stopped = timeline.stopped;
   r.stop_reason = timeline.stop_reason;

@@ -1,7 +1,6 @@
 #include "scenario_summary.hpp"
 
 #include "text_format.hpp"
-#include "workload.hpp"
 
 namespace simtrain {
 
@@ -32,14 +31,14 @@ std::string aligned_line(const std::string& label, const std::string& value) {
 
 }  // namespace
 
-std::vector<std::string> scenario_summary_lines(const Scenario& s) {
+std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workload& w) {
   const ModelConfig& m = s.model;
   const ParallelConfig& p = s.parallel;
   const TrainingConfig& t = s.training;
   return {
       aligned_line("model", m.name + ": " + std::to_string(m.num_layers) + " layers, hidden size " +
                                 std::to_string(m.hidden_size) + ", " +
-                                parameter_count(build_workload(s).total_parameters) + " parameters"),
+                                parameter_count(w.total_parameters) + " parameters"),
       aligned_line("cluster", std::to_string(s.cluster.num_gpus) + " x " + s.cluster.gpu.name + ", topology " +
                                   s.cluster.topology.name),
       aligned_line("parallelism", parallel_layout(s) + ", schedule " + to_string(p.schedule) + ", ZeRO stage " +
@@ -53,7 +52,7 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s) {
   };
 }
 
-nlohmann::ordered_json scenario_summary_json(const Scenario& s) {
+nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& w) {
   const ModelConfig& m = s.model;
   const ParallelConfig& p = s.parallel;
   const TrainingConfig& t = s.training;
@@ -62,7 +61,7 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s) {
   summary["model"] = {{"name", m.name},
                       {"num_hidden_layers", m.num_layers},
                       {"hidden_size", m.hidden_size},
-                      {"parameters", build_workload(s).total_parameters}};
+                      {"parameters", w.total_parameters}};
   summary["cluster"] = {{"num_gpus", s.cluster.num_gpus},
                         {"gpu", s.cluster.gpu.name},
                         {"topology", s.cluster.topology.name}};

@@ -9,15 +9,18 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario.hpp"
+#include "workload.hpp"
 
 namespace simtrain {
 
+// Both take the scenario's workload, for its parameter count.
+
 // "label  value" lines, aligned like the rest of a text report (text_format.hpp's add_line).
-std::vector<std::string> scenario_summary_lines(const Scenario& scenario);
+std::vector<std::string> scenario_summary_lines(const Scenario& scenario, const Workload& workload);
 
 // The same figures in the scenario's sections (model, cluster, parallelism,
 // training) under the scenario's own field names, plus the derived ones:
 // parameters, virtual_stages, micro_batches (per pipeline per step).
-nlohmann::ordered_json scenario_summary_json(const Scenario& scenario);
+nlohmann::ordered_json scenario_summary_json(const Scenario& scenario, const Workload& workload);
 
 }  // namespace simtrain

@@ -139,7 +139,7 @@ TEST(LiveCli, NonPositiveSizesAndTimeoutAreRefusedNamingTheFlag) {
   for (const char* flag : {"--layers", "--micro-batches", "--timeout"}) {
     const fixtures::CliResult r = fixtures::run_simtrain({"live", "tiny-4gpu", flag, "0"});
     EXPECT_EQ(r.code, 2) << flag;
-    EXPECT_EQ(r.err, "simtrain: " + std::string(flag) + ": must be a positive number, got '0'\n");
+    EXPECT_EQ(r.err, "simtrain: " + std::string(flag) + ": must be more than 0, got 0\n");
   }
 }
 

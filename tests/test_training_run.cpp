@@ -62,15 +62,19 @@ TEST(TrainingRun, WithoutFailuresTheRunIsStepsPlusCheckpoints) {
   EXPECT_DOUBLE_EQ(simulate_run(m, 1).wall_seconds, 2001 * 10.0 + 41 * 30.0);
 }
 
+void expect_wall_is_the_sum_of_its_parts(const RunResult& r) {
+  EXPECT_NEAR(r.wall_seconds,
+              r.useful_seconds + r.checkpoint_seconds + r.lost_seconds + r.restart_seconds + r.degraded_seconds,
+              1e-6 * r.wall_seconds);
+}
+
 TEST(TrainingRun, WallTimeIsTheSumOfItsParts) {
   RunModel m = simple_model();
   m.sources = {{Component::gpu, 1.0 / 3000, true}, {Component::link, 1.0 / 5000, false}};
   m.reliability.spare_nodes = 1;
   for (uint64_t seed = 0; seed < 20; ++seed) {
     const RunResult r = simulate_run(m, seed);
-    EXPECT_NEAR(r.wall_seconds,
-                r.useful_seconds + r.checkpoint_seconds + r.lost_seconds + r.restart_seconds + r.degraded_seconds,
-                1e-6 * r.wall_seconds);
+    expect_wall_is_the_sum_of_its_parts(r);
     EXPECT_EQ(r.steps, m.steps);
     EXPECT_GT(r.failures.at("gpu"), 0);
   }
@@ -163,9 +167,7 @@ TEST(TrainingRun, WallTimeIsTheSumOfItsPartsUnderALimit) {
   m.wall_limit_seconds = 20000;
   for (uint64_t seed = 0; seed < 20; ++seed) {
     const RunResult r = simulate_run(m, seed);
-    EXPECT_NEAR(r.wall_seconds,
-                r.useful_seconds + r.checkpoint_seconds + r.lost_seconds + r.restart_seconds + r.degraded_seconds,
-                1e-6 * r.wall_seconds);
+    expect_wall_is_the_sum_of_its_parts(r);
     EXPECT_LE(r.wall_seconds, m.wall_limit_seconds);
     EXPECT_GT(r.steps, 0);
     EXPECT_LT(r.steps, steps_within(m, m.wall_limit_seconds));
