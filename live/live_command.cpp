@@ -1,10 +1,11 @@
 #include "live_command.hpp"
 
-#include "output_files.hpp"
 #include "backend.hpp"
 #include "calibration.hpp"
 #include "input_error.hpp"
 #include "option_checks.hpp"
+#include "output_files.hpp"
+#include "process_world.hpp"
 #include "step_estimate.hpp"
 #include "trace_comparison.hpp"
 #include "trace_reader.hpp"
@@ -54,11 +55,17 @@ int LiveCommands::run(const std::string& command_line, std::ostream& out, std::o
 }
 
 int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
+  // A bad flag is the same on every rank: the launcher's rank 0 says it, before MPI starts.
+  try {
+    if (!fault_.empty()) request_.fault = parse_injected_fault(fault_, "--inject-fault");
+  } catch (const InputError&) {
+    if (launcher_rank() != 0) return 2;
+    throw;
+  }
   const std::unique_ptr<ProcessWorld> world = join_process_world(nullptr, nullptr);
   // Bad input is refused by every rank alike, and agreed failures are thrown
   // by all: rank 0 says it once.
   try {
-    if (!fault_.empty()) request_.fault = parse_injected_fault(fault_, "--inject-fault");
     return run_live(request_, *world, out, err);
   } catch (const InputError&) {
     if (world->rank() != 0) return 2;

@@ -96,5 +96,42 @@ TEST(Interrupt, CtrlCKeepsThePreviousReportAndLeavesNothingBehind) {
   EXPECT_EQ(errno, ESRCH);
 }
 
+// The same for the runs of `train`, which go on in a child process of their own.
+TEST(Interrupt, CtrlCStopsALongTrainingRunWithExitCode130AndWritesNothing) {
+  const fixtures::TemporaryDirectory temporary{"train-interrupt"};
+  const fs::path& dir = temporary.path();
+  const std::string report = (dir / "report.json").string(), out = (dir / "out"), err = (dir / "err");
+  // 90 days of tiny-4gpu are some 9.5e8 steps: seconds of runs, after a step simulation of milliseconds.
+  const pid_t simtrain =
+      spawn({SIMTRAIN_BINARY, "train", "tiny-4gpu", "--days", "90", "--quiet", "--report", report}, out, err);
+  ASSERT_GT(simtrain, 0);
+  // Ctrl-C once a child has lived for 200 ms: the runs', not the step simulation's.
+  pid_t runs = -1;
+  for (auto deadline = std::chrono::steady_clock::now() + 120s; std::chrono::steady_clock::now() < deadline;) {
+    const std::vector<pid_t> children = children_of(simtrain);
+    if (children.empty()) {
+      std::this_thread::sleep_for(10ms);
+      continue;
+    }
+    std::this_thread::sleep_for(200ms);
+    const std::vector<pid_t> later = children_of(simtrain);
+    if (!later.empty() && later.front() == children.front()) {
+      runs = children.front();
+      break;
+    }
+  }
+  ASSERT_GT(runs, 0) << "no run process lasted 200 ms";
+  ASSERT_EQ(::kill(simtrain, SIGINT), 0);
+
+  int status = 0;
+  ASSERT_EQ(::waitpid(simtrain, &status, 0), simtrain);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << fixtures::read_text(err);
+  EXPECT_THAT(fixtures::read_text(err), testing::HasSubstr("interrupted; no output was written"));
+  EXPECT_FALSE(fs::exists(report));
+  EXPECT_EQ(::kill(runs, 0), -1) << "the run process " << runs << " is still there";
+  EXPECT_EQ(errno, ESRCH);
+}
+
 }  // namespace
 }  // namespace simtrain

@@ -1,10 +1,9 @@
 // `simtrain train` end to end: how many steps and tokens a budget buys, the
-// budgets it refuses, Ctrl-C.
+// budgets it refuses (Ctrl-C: tests/test_interrupt.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -134,20 +133,6 @@ TEST(TrainCommand, RefusesADayTooShortForAStep) {
   EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e-9"}),
               HasSubstr("train: --days: 1e-09 days do not hold one step of 0.00818 s"));
   EXPECT_EQ(train({"tiny-4gpu", "--days", "inf"}).cli.code, 2);
-}
-
-TEST(TrainCommand, CtrlCStopsALongRunWithExitCode130AndWritesNothing) {
-  if (std::system("timeout --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no timeout command";
-  const fixtures::TemporaryDirectory dir{"train-interrupt"};
-  const std::filesystem::path report = dir.path() / "report.json", err = dir.path() / "err";
-  // 90 days of tiny-4gpu are some 9.5e8 steps, seconds of simulation, more than the 0.5 s before the Ctrl-C.
-  const std::string command = "timeout --preserve-status -s INT 0.5 " + std::string(SIMTRAIN_BINARY) +
-                              " train tiny-4gpu --days 90 --report " + report.string() + " >/dev/null 2>" + err.string();
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130) << fixtures::read_text(err);
-  EXPECT_THAT(fixtures::read_text(err), HasSubstr("interrupted; no output was written"));
-  EXPECT_FALSE(std::filesystem::exists(report));
 }
 
 }  // namespace
