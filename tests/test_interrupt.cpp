@@ -63,6 +63,19 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& out, const 
   return error == 0 ? pid : -1;
 }
 
+// Ctrl-C to `simtrain`: it exits with 130 and `message` on standard error
+// (the file `err`), and its forked `child` is gone.
+void interrupt_and_expect_exit_130(pid_t simtrain, pid_t child, const std::string& err, const std::string& message) {
+  ASSERT_EQ(::kill(simtrain, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(simtrain, &status, 0), simtrain);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << fixtures::read_text(err);
+  EXPECT_THAT(fixtures::read_text(err), testing::HasSubstr(message));
+  EXPECT_EQ(::kill(child, 0), -1) << "the forked process " << child << " is still there";
+  EXPECT_EQ(errno, ESRCH);
+}
+
 TEST(Interrupt, CtrlCKeepsThePreviousReportAndLeavesNothingBehind) {
   const fixtures::TemporaryDirectory temporary{"interrupt"};
   const fs::path& dir = temporary.path();
@@ -81,19 +94,11 @@ TEST(Interrupt, CtrlCKeepsThePreviousReportAndLeavesNothingBehind) {
     children = children_of(simtrain);
   ASSERT_EQ(children.size(), 1u) << "no simulation process started";
   std::this_thread::sleep_for(200ms);
-  ASSERT_EQ(::kill(simtrain, SIGINT), 0);
-
-  int status = 0;
-  ASSERT_EQ(::waitpid(simtrain, &status, 0), simtrain);
-  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 130) << fixtures::read_text(err);
-  EXPECT_THAT(fixtures::read_text(err), testing::HasSubstr("interrupted"));
+  interrupt_and_expect_exit_130(simtrain, children[0], err, "interrupted");
   EXPECT_EQ(fixtures::read_text(report), previous);
   std::set<std::string> files;
   for (const auto& entry : fs::directory_iterator(dir)) files.insert(entry.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"report.json", "out", "err"}));
-  EXPECT_EQ(::kill(children[0], 0), -1) << "the simulation process " << children[0] << " is still there";
-  EXPECT_EQ(errno, ESRCH);
 }
 
 // The same for the runs of `train`, which go on in a child process of their own.
@@ -121,16 +126,8 @@ TEST(Interrupt, CtrlCStopsALongTrainingRunWithExitCode130AndWritesNothing) {
     }
   }
   ASSERT_GT(runs, 0) << "no run process lasted 200 ms";
-  ASSERT_EQ(::kill(simtrain, SIGINT), 0);
-
-  int status = 0;
-  ASSERT_EQ(::waitpid(simtrain, &status, 0), simtrain);
-  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
-  EXPECT_EQ(WEXITSTATUS(status), 130) << fixtures::read_text(err);
-  EXPECT_THAT(fixtures::read_text(err), testing::HasSubstr("interrupted; no output was written"));
+  interrupt_and_expect_exit_130(simtrain, runs, err, "interrupted; no output was written");
   EXPECT_FALSE(fs::exists(report));
-  EXPECT_EQ(::kill(runs, 0), -1) << "the run process " << runs << " is still there";
-  EXPECT_EQ(errno, ESRCH);
 }
 
 }  // namespace
