@@ -4,20 +4,20 @@
 
 #include <CLI/CLI.hpp>
 
-#include "embedded_files.hpp"
-#include "input_error.hpp"
-#include "interrupt_guard.hpp"
+#include "sim/base/embedded_files.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/interrupt_guard.hpp"
 #include "live_command.hpp"
-#include "option_checks.hpp"
+#include "sim/base/option_checks.hpp"
 #include "process_world.hpp"
-#include "output_files.hpp"
+#include "sim/base/output_files.hpp"
 #include "profiler.hpp"
-#include "program_builder.hpp"
+#include "sim/program/program_builder.hpp"
 #include "scenario_arguments.hpp"
 #include "search_command.hpp"
-#include "simulation.hpp"
-#include "trace.hpp"
-#include "train.hpp"
+#include "sim/engine/simulate.hpp"
+#include "sim/program/trace.hpp"
+#include "sim/longrun/train.hpp"
 
 namespace simtrain {
 

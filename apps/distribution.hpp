@@ -3,7 +3,7 @@
 // is built with MPI and started by mpirun, every rank's cores, each rank
 // simulating its share of every round and all ranks gathering all figures,
 // so every rank runs the same search. Rank 0 prints and writes.
-#include "search.hpp"
+#include "sim/search/search.hpp"
 
 namespace simtrain {
 

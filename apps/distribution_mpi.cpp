@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "distribution.hpp"
-#include "engine/replay.hpp"
+#include "sim/engine/replay.hpp"
 
 namespace simtrain {
 

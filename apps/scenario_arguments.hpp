@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

@@ -7,11 +7,11 @@
 #include <thread>
 
 #include "distribution.hpp"
-#include "input_error.hpp"
-#include "option_checks.hpp"
-#include "output_files.hpp"
-#include "scenario_summary.hpp"
-#include "search_report.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/option_checks.hpp"
+#include "sim/base/output_files.hpp"
+#include "sim/step/scenario_summary.hpp"
+#include "sim/search/search_report.hpp"
 
 namespace simtrain {
 

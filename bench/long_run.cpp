@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "train.hpp"
+#include "sim/longrun/train.hpp"
 
 int main(int argc, char** argv) {
   const std::string name = argc > 1 ? argv[1] : "llama3-405b-16kxh100";

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "simulation.hpp"
+#include "sim/engine/simulate.hpp"
 
 int main() {
   std::ifstream in(SIMTRAIN_SOURCE_DIR "/tests/validation/megatron_sc21.json");

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.hpp"
-#include "input_error.hpp"
-#include "profile_database.hpp"
+#include "sim/model/cost_model.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/model/profile_database.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "search.hpp"
-#include "simulation.hpp"
+#include "sim/search/search.hpp"
+#include "sim/engine/simulate.hpp"
 
 int main() {
   // Strategies the search simulates near the top of its table.

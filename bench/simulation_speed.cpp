@@ -5,7 +5,7 @@
 
 #include <sys/resource.h>
 
-#include "simulation.hpp"
+#include "sim/engine/simulate.hpp"
 
 int main(int argc, char** argv) {
   const std::string name = argc > 1 ? argv[1] : simtrain::default_scenario_name();

@@ -14,13 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embedded_files.hpp"
-#include "fabric.hpp"
-#include "input_error.hpp"
-#include "limits.hpp"
-#include "memory_model.hpp"
-#include "program_builder.hpp"
-#include "scenario.hpp"
+#include "sim/base/embedded_files.hpp"
+#include "sim/network/fabric.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/scenario/scenario_limits.hpp"
+#include "sim/step/memory_model.hpp"
+#include "sim/program/program_builder.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain::fuzz {
 

@@ -2,8 +2,8 @@
 // cluster.kernel_profile: read, checked against the cluster's GPU, then used
 // to time every compute task of the scenario's Program.
 #include "fuzz_support.hpp"
-#include "profiled_cost_model.hpp"
-#include "program_builder.hpp"
+#include "sim/model/profiled_cost_model.hpp"
+#include "sim/program/program_builder.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace simtrain;

@@ -1,6 +1,6 @@
 // A topology JSON, as a file a scenario names and inline in a scenario.
 #include "fuzz_support.hpp"
-#include "json_fields.hpp"
+#include "sim/base/json_fields.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace simtrain;

@@ -16,9 +16,9 @@
 #include <QStatusBar>
 #include <QVBoxLayout>
 
-#include "atomic_file.hpp"
+#include "sim/base/atomic_file.hpp"
 #include "compare_view.hpp"
-#include "input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "scenario_panel.hpp"
 #include "summary_panel.hpp"
 #include "text_format.hpp"

@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "memory_model.hpp"
+#include "sim/step/memory_model.hpp"
 
 namespace simtrain::gui {
 

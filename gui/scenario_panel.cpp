@@ -16,9 +16,9 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "embedded_files.hpp"
-#include "input_error.hpp"
-#include "json_fields.hpp"
+#include "sim/base/embedded_files.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/json_fields.hpp"
 
 namespace simtrain::gui {
 

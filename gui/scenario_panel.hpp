@@ -13,7 +13,7 @@
 #include <QWidget>
 #include <nlohmann/json.hpp>
 
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 class QComboBox;
 class QFormLayout;

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "simulation.hpp"
-#include "trace_reader.hpp"
+#include "sim/engine/simulate.hpp"
+#include "sim/program/trace_reader.hpp"
 
 namespace simtrain::gui {
 

@@ -4,11 +4,11 @@
 #include <optional>
 #include <string>
 
-#include "engine/replay.hpp"
-#include "program.hpp"
-#include "report.hpp"
-#include "scenario.hpp"
-#include "timeline.hpp"
+#include "sim/engine/replay.hpp"
+#include "sim/program/program.hpp"
+#include "sim/step/report.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/program/timeline.hpp"
 
 namespace simtrain::gui {
 

@@ -2,7 +2,7 @@
 
 #include <QThread>
 
-#include "input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace simtrain::gui {
 

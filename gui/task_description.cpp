@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "cost_model.hpp"
+#include "sim/model/cost_model.hpp"
 #include "text_format.hpp"
 #include "timeline_model.hpp"
 

@@ -5,7 +5,7 @@
 #include <QPainter>
 #include <QSvgGenerator>
 
-#include "atomic_file.hpp"
+#include "sim/base/atomic_file.hpp"
 #include "compare_view.hpp"
 
 namespace simtrain::gui {

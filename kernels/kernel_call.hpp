@@ -1,14 +1,14 @@
 #pragma once
-// Which kernel of this directory times a Workload op (sim/workload.hpp), and
+// Which kernel of this directory times a Workload op (sim/model/workload.hpp), and
 // with what sizes. Plain C++: the profiler plans with it on any machine.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "program.hpp"
-#include "scenario.hpp"
-#include "workload.hpp"
+#include "sim/program/program.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/model/workload.hpp"
 
 namespace simtrain {
 

@@ -3,7 +3,7 @@
 #include <set>
 #include <utility>
 
-#include "program_builder.hpp"
+#include "sim/program/program_builder.hpp"
 
 namespace simtrain {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "kernel_call.hpp"
-#include "program.hpp"
-#include "scenario.hpp"
+#include "sim/program/program.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

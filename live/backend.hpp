@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "communicator_plan.hpp"
-#include "program.hpp"
-#include "timeline.hpp"
+#include "sim/program/program.hpp"
+#include "sim/program/timeline.hpp"
 
 namespace simtrain {
 

@@ -1,6 +1,6 @@
 #include "backend_factory.hpp"
 
-#include "input_error.hpp"
+#include "sim/base/input_error.hpp"
 #ifdef SIMTRAIN_LIVE_HOST_BACKEND
 #include "host_backend.hpp"
 #endif

@@ -3,7 +3,7 @@
 #include <map>
 #include <tuple>
 
-#include "input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "profile_document.hpp"
 #include "timing.hpp"
 

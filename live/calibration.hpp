@@ -1,5 +1,5 @@
 #pragma once
-// A kernel-profile database (sim/profile_database.hpp) from a live run's
+// A kernel-profile database (sim/model/profile_database.hpp) from a live run's
 // trace: what each compute op took when the Program ran for real, so that a
 // simulation can be calibrated to the machine that ran it
 // (`simtrain ... --profile <database>`).
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profile_database.hpp"
-#include "trace_reader.hpp"
+#include "sim/model/profile_database.hpp"
+#include "sim/program/trace_reader.hpp"
 
 namespace simtrain {
 

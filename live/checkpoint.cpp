@@ -17,10 +17,10 @@
 
 #include <openssl/evp.h>
 
-#include "atomic_file.hpp"
-#include "input_error.hpp"
-#include "json_fields.hpp"
-#include "scenario.hpp"
+#include "sim/base/atomic_file.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/json_fields.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

@@ -2,7 +2,7 @@
 // Real checkpoint I/O for live mode (`--checkpoint DIR`, `--resume DIR`).
 //
 // Each rank writes its shard of state, as many bytes as the simulator's
-// checkpoint model gives it (checkpoint_bytes_per_rank in sim/memory_model.hpp), to
+// checkpoint model gives it (checkpoint_bytes_per_rank in sim/step/memory_model.hpp), to
 // DIR/shard-r<rank>-s<step>.bin: first to a ".tmp" file beside it, synced,
 // renamed, and the directory synced. Then one process writes DIR/manifest.json
 // the same way, naming the step, the scenario, the parallel layout and every

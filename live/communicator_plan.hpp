@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "program.hpp"
+#include "sim/program/program.hpp"
 
 namespace simtrain {
 

@@ -22,7 +22,7 @@
 #include "gemm.hpp"
 #include "kernel_call.hpp"
 #include "prepared_kernel.hpp"
-#include "profiled_cost_model.hpp"
+#include "sim/model/profiled_cost_model.hpp"
 
 namespace simtrain {
 

@@ -38,7 +38,7 @@
 
 #include "backend.hpp"
 #include "process_world.hpp"
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

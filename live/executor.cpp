@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "input_error.hpp"
+#include "sim/base/input_error.hpp"
 
 namespace simtrain {
 

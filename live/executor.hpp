@@ -15,7 +15,7 @@
 #include <string>
 
 #include "backend.hpp"
-#include "program.hpp"
+#include "sim/program/program.hpp"
 
 namespace simtrain {
 

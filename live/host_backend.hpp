@@ -14,7 +14,7 @@
 #include "cpu_kernel.hpp"
 #include "kernel_call.hpp"
 #include "mpi_world.hpp"
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

@@ -2,13 +2,13 @@
 
 #include "backend.hpp"
 #include "calibration.hpp"
-#include "input_error.hpp"
-#include "option_checks.hpp"
-#include "output_files.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/option_checks.hpp"
+#include "sim/base/output_files.hpp"
 #include "process_world.hpp"
 #include "step_estimate.hpp"
 #include "trace_comparison.hpp"
-#include "trace_reader.hpp"
+#include "sim/program/trace_reader.hpp"
 
 namespace simtrain {
 

@@ -5,8 +5,8 @@
 
 #include "backend.hpp"
 #include "checkpoint.hpp"
-#include "input_error.hpp"
-#include "memory_model.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/step/memory_model.hpp"
 
 namespace simtrain {
 

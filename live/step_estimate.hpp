@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "program.hpp"
+#include "sim/program/program.hpp"
 
 namespace simtrain {
 

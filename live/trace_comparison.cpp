@@ -6,8 +6,8 @@
 #include <map>
 #include <tuple>
 
-#include "input_error.hpp"
-#include "text_format.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/text_format.hpp"
 
 namespace simtrain {
 

@@ -1,6 +1,6 @@
 #pragma once
 // How far a simulated step is from a measured one: two traces of the same
-// Program (sim/trace_reader.hpp), task by task, summarised per task kind.
+// Program (sim/program/trace_reader.hpp), task by task, summarised per task kind.
 //
 // Tasks are matched by (rank, kind, name). Names repeat within a rank (the TP
 // collectives of every micro-batch, the DP buckets of equal size, the
@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trace_reader.hpp"
+#include "sim/program/trace_reader.hpp"
 
 namespace simtrain {
 

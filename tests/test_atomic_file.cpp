@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "atomic_file.hpp"
+#include "sim/base/atomic_file.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

@@ -17,10 +17,10 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint.hpp"
-#include "program_builder.hpp"
+#include "sim/program/program_builder.hpp"
 #include "test_support.hpp"
-#include "memory_model.hpp"
-#include "workload.hpp"
+#include "sim/step/memory_model.hpp"
+#include "sim/model/workload.hpp"
 
 namespace simtrain {
 namespace {

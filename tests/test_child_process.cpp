@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/child_process.hpp"
-#include "engine/replay.hpp"
+#include "sim/base/child_process.hpp"
+#include "sim/engine/replay.hpp"
 
 namespace simtrain {
 namespace {

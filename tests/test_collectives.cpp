@@ -1,8 +1,8 @@
 // Collective plans (NCCL's ring and double binary tree) and the fabric's paths.
 #include <gtest/gtest.h>
 
-#include "collective_plan.hpp"
-#include "fabric.hpp"
+#include "sim/network/collective_plan.hpp"
+#include "sim/network/fabric.hpp"
 
 using namespace simtrain;
 

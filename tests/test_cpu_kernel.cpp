@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_kernel.hpp"
-#include "program_builder.hpp"
+#include "sim/program/program_builder.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "executor.hpp"
-#include "program_builder.hpp"
+#include "sim/program/program_builder.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

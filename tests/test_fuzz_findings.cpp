@@ -7,9 +7,9 @@
 #include <fstream>
 #include <string>
 
-#include "profile_database.hpp"
-#include "scenario.hpp"
-#include "trace_reader.hpp"
+#include "sim/model/profile_database.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/program/trace_reader.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

@@ -1,5 +1,5 @@
 // Absurd sizes are refused early, with the file, the field and the reason
-// (sim/limits.hpp), instead of exhausting memory or overflowing a count.
+// (sim/base/limits.hpp), instead of exhausting memory or overflowing a count.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "limits.hpp"
-#include "scenario.hpp"
+#include "sim/base/limits.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

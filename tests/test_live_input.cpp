@@ -11,7 +11,7 @@
 #include "cpu_kernel.hpp"
 #include "live_run.hpp"
 #include "process_world.hpp"
-#include "program_builder.hpp"
+#include "sim/program/program_builder.hpp"
 #include "step_estimate.hpp"
 #include "test_support.hpp"
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 
-#include "interrupt_guard.hpp"
-#include "json_fields.hpp"
-#include "output_files.hpp"
+#include "sim/base/interrupt_guard.hpp"
+#include "sim/base/json_fields.hpp"
+#include "sim/base/output_files.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

@@ -1,4 +1,4 @@
-#include "pipeline_schedule.hpp"
+#include "sim/program/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <map>
@@ -14,7 +14,6 @@
 namespace simtrain {
 namespace {
 
-using Type = PipelineAction::Type;
 using Schedule = std::vector<std::vector<PipelineAction>>;
 
 constexpr int kStageCounts[] = {1, 2, 3, 4, 8};
@@ -51,11 +50,11 @@ struct ChunkTimes {
   double backward_s = 1;
   double weight_grad_s = 1;
 
-  double of(Type type) const {
+  double of(TaskKind type) const {
     switch (type) {
-      case Type::F: return forward_s;
-      case Type::B: return backward_s;
-      case Type::W: return weight_grad_s;
+      case TaskKind::F: return forward_s;
+      case TaskKind::B: return backward_s;
+      case TaskKind::W: return weight_grad_s;
     }
     return 0;
   }
@@ -87,8 +86,8 @@ public:
           const std::optional<double> inputs_ready_s = inputs_ready(action, rank);
           if (!inputs_ready_s) break;
           const double start_s = std::max(rank_free_s[rank], *inputs_ready_s);
-          rank_free_s[rank] = start_s + times_.of(action.type);
-          finish_s_[{action.type, stage(action, rank), action.microbatch}] = rank_free_s[rank];
+          rank_free_s[rank] = start_s + times_.of(action.kind);
+          finish_s_[{action.kind, stage(action, rank), action.microbatch}] = rank_free_s[rank];
           timeline.makespan_s = std::max(timeline.makespan_s, rank_free_s[rank]);
         }
       }
@@ -103,7 +102,7 @@ public:
 private:
   int stage(const PipelineAction& action, int rank) const { return action.chunk * p_ + rank; }
 
-  std::optional<double> finish_s(Type type, int stage, int microbatch) const {
+  std::optional<double> finish_s(TaskKind type, int stage, int microbatch) const {
     const auto it = finish_s_.find({type, stage, microbatch});
     if (it == finish_s_.end()) return std::nullopt;
     return it->second;
@@ -114,16 +113,16 @@ private:
     const int k = stage(action, rank);
     const int i = action.microbatch;
     std::vector<std::optional<double>> inputs;
-    switch (action.type) {
-      case Type::F:
-        if (k > 0) inputs.push_back(finish_s(Type::F, k - 1, i));
+    switch (action.kind) {
+      case TaskKind::F:
+        if (k > 0) inputs.push_back(finish_s(TaskKind::F, k - 1, i));
         break;
-      case Type::B:
-        inputs.push_back(finish_s(Type::F, k, i));
-        if (k < p_ * v_ - 1) inputs.push_back(finish_s(Type::B, k + 1, i));
+      case TaskKind::B:
+        inputs.push_back(finish_s(TaskKind::F, k, i));
+        if (k < p_ * v_ - 1) inputs.push_back(finish_s(TaskKind::B, k + 1, i));
         break;
-      case Type::W:
-        inputs.push_back(finish_s(Type::B, k, i));
+      case TaskKind::W:
+        inputs.push_back(finish_s(TaskKind::B, k, i));
         break;
     }
     double ready_s = 0;
@@ -137,13 +136,13 @@ private:
   // Activations are freed by W when the schedule splits the backward, else by B.
   static int peak_in_flight(const std::vector<PipelineAction>& actions) {
     const bool split = std::any_of(actions.begin(), actions.end(),
-                                   [](const PipelineAction& a) { return a.type == Type::W; });
-    const Type frees = split ? Type::W : Type::B;
+                                   [](const PipelineAction& a) { return a.kind == TaskKind::W; });
+    const TaskKind frees = split ? TaskKind::W : TaskKind::B;
     int in_flight = 0;
     int peak = 0;
     for (const PipelineAction& action : actions) {
-      if (action.type == Type::F) peak = std::max(peak, ++in_flight);
-      if (action.type == frees) --in_flight;
+      if (action.kind == TaskKind::F) peak = std::max(peak, ++in_flight);
+      if (action.kind == frees) --in_flight;
     }
     return peak;
   }
@@ -152,7 +151,7 @@ private:
   int p_;
   int v_;
   ChunkTimes times_;
-  std::map<std::tuple<Type, int, int>, double> finish_s_;
+  std::map<std::tuple<TaskKind, int, int>, double> finish_s_;
 };
 
 Timeline evaluate(const Schedule& schedule, int v, ChunkTimes times) {
@@ -160,10 +159,10 @@ Timeline evaluate(const Schedule& schedule, int v, ChunkTimes times) {
 }
 
 TEST(PipelineAction, ToString) {
-  EXPECT_EQ(to_string(PipelineAction{Type::F, 0, 3}), "F3");
-  EXPECT_EQ(to_string(PipelineAction{Type::B, 1, 0}), "B0c1");
-  EXPECT_EQ(to_string(PipelineAction{Type::W, 0, 2}), "W2");
-  EXPECT_EQ(to_string(PipelineAction{Type::F, 3, 12}), "F12c3");
+  EXPECT_EQ(to_string(PipelineAction{TaskKind::F, 0, 3}), "F3");
+  EXPECT_EQ(to_string(PipelineAction{TaskKind::B, 1, 0}), "B0c1");
+  EXPECT_EQ(to_string(PipelineAction{TaskKind::W, 0, 2}), "W2");
+  EXPECT_EQ(to_string(PipelineAction{TaskKind::F, 3, 12}), "F12c3");
 }
 
 TEST(PipelineSchedule, GpipeSmallCase) {
@@ -262,18 +261,18 @@ TEST(PipelineSchedule, EveryActionExactlyOnceAndInOrder) {
       const Schedule schedule = pipeline_schedule(kind, p, m, v);
       ASSERT_EQ(schedule.size(), static_cast<size_t>(p));
       for (const std::vector<PipelineAction>& actions : schedule) {
-        std::set<std::tuple<Type, int, int>> done;
+        std::set<std::tuple<TaskKind, int, int>> done;
         for (const PipelineAction& a : actions) {
           ASSERT_GE(a.chunk, 0);
           ASSERT_LT(a.chunk, v);
           ASSERT_GE(a.microbatch, 0);
           ASSERT_LT(a.microbatch, m);
-          ASSERT_TRUE(done.insert({a.type, a.chunk, a.microbatch}).second) << to_string(a);
-          if (a.type == Type::B) {
-            EXPECT_TRUE(done.count({Type::F, a.chunk, a.microbatch})) << to_string(a);
+          ASSERT_TRUE(done.insert({a.kind, a.chunk, a.microbatch}).second) << to_string(a);
+          if (a.kind == TaskKind::B) {
+            EXPECT_TRUE(done.count({TaskKind::F, a.chunk, a.microbatch})) << to_string(a);
           }
-          if (a.type == Type::W) {
-            EXPECT_TRUE(done.count({Type::B, a.chunk, a.microbatch})) << to_string(a);
+          if (a.kind == TaskKind::W) {
+            EXPECT_TRUE(done.count({TaskKind::B, a.chunk, a.microbatch})) << to_string(a);
           }
         }
         EXPECT_EQ(actions.size(), static_cast<size_t>(m * v * (split ? 3 : 2)));

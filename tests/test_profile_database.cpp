@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "input_error.hpp"
-#include "profile_database.hpp"
-#include "profiled_cost_model.hpp"
-#include "simulation.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/model/profile_database.hpp"
+#include "sim/model/profiled_cost_model.hpp"
+#include "sim/engine/simulate.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

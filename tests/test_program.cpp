@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "limits.hpp"
-#include "program_builder.hpp"
+#include "sim/scenario/scenario_limits.hpp"
+#include "sim/program/program_builder.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;

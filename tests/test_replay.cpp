@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/replay.hpp"
-#include "program_builder.hpp"
-#include "report.hpp"
-#include "simulation.hpp"
+#include "sim/engine/replay.hpp"
+#include "sim/program/program_builder.hpp"
+#include "sim/step/report.hpp"
+#include "sim/engine/simulate.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;

@@ -8,10 +8,10 @@
 #include <regex>
 #include <sstream>
 
-#include "report.hpp"
-#include "simulation.hpp"
+#include "sim/step/report.hpp"
+#include "sim/engine/simulate.hpp"
 #include "test_support.hpp"
-#include "text_format.hpp"
+#include "sim/base/text_format.hpp"
 
 namespace simtrain {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "input_error.hpp"
-#include "scenario.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

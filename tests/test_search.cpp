@@ -13,12 +13,12 @@
 #include <set>
 #include <sstream>
 
-#include "input_error.hpp"
-#include "profiled_cost_model.hpp"
-#include "search.hpp"
-#include "search_report.hpp"
-#include "simulation.hpp"
-#include "step_bound.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/model/profiled_cost_model.hpp"
+#include "sim/search/search.hpp"
+#include "sim/search/search_report.hpp"
+#include "sim/engine/simulate.hpp"
+#include "sim/search/step_bound.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

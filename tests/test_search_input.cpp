@@ -9,7 +9,7 @@
 #include <regex>
 #include <sstream>
 
-#include "limits.hpp"
+#include "sim/base/limits.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "input_error.hpp"
-#include "scenario.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain::fixtures {
 

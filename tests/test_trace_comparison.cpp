@@ -8,13 +8,13 @@
 #include <sstream>
 
 #include "calibration.hpp"
-#include "input_error.hpp"
-#include "profile_database.hpp"
-#include "simulation.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/model/profile_database.hpp"
+#include "sim/engine/simulate.hpp"
 #include "test_support.hpp"
-#include "trace.hpp"
+#include "sim/program/trace.hpp"
 #include "trace_comparison.hpp"
-#include "trace_reader.hpp"
+#include "sim/program/trace_reader.hpp"
 
 using namespace simtrain;
 using testing::HasSubstr;

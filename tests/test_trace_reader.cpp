@@ -6,12 +6,12 @@
 #include <functional>
 #include <sstream>
 
-#include "input_error.hpp"
-#include "program_builder.hpp"
-#include "report.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/program/program_builder.hpp"
+#include "sim/step/report.hpp"
 #include "test_support.hpp"
-#include "trace.hpp"
-#include "trace_reader.hpp"
+#include "sim/program/trace.hpp"
+#include "sim/program/trace_reader.hpp"
 
 using namespace simtrain;
 using testing::HasSubstr;

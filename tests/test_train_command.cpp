@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "test_support.hpp"
-#include "text_format.hpp"
+#include "sim/base/text_format.hpp"
 
 namespace simtrain {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "input_error.hpp"
-#include "workload.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/model/workload.hpp"
 
 namespace simtrain {
 namespace {
@@ -182,8 +182,8 @@ TEST(Workload, SequenceParallelSplitsAllreduces) {
       double allreduced = 0, gathered = 0, scattered = 0;
       for (const TpCollectives& c : pass->tp) {
         EXPECT_DOUBLE_EQ(c.bytes, bytes) << to_string(c.kind);
-        double& total = c.kind == Collective::allreduce ? allreduced
-                        : c.kind == Collective::allgather ? gathered
+        double& total = c.kind == TaskKind::ALLREDUCE ? allreduced
+                        : c.kind == TaskKind::ALLGATHER ? gathered
                                                           : scattered;
         total += c.count;
       }
@@ -266,7 +266,7 @@ TEST(Workload, HeadAndEmbedding) {
   EXPECT_DOUBLE_EQ(workload.head.backward_weight.flops(), 2 * tokens * V / t * h);
   EXPECT_DOUBLE_EQ(workload.head.activation_bytes, tokens * V / t * 4 + tokens * h * 2);
   ASSERT_EQ(workload.embedding.forward.tp.size(), 1u);
-  EXPECT_EQ(workload.embedding.forward.tp[0].kind, Collective::allreduce);
+  EXPECT_EQ(workload.embedding.forward.tp[0].kind, TaskKind::ALLREDUCE);
 }
 
 TEST(Workload, TensorParallelMustDivideHeads) {
@@ -286,7 +286,7 @@ TEST(Workload, OptimizerOp) {
 
 TEST(Workload, Names) {
   EXPECT_EQ(to_string(OpClass::memory_bound), "memory_bound");
-  EXPECT_EQ(to_string(Collective::reducescatter), "reducescatter");
+  EXPECT_EQ(to_string(TaskKind::REDUCESCATTER), "REDUCESCATTER");
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 #include <QTest>
 
 #include "gui_test_support.hpp"
-#include "input_error.hpp"
-#include "json_fields.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/json_fields.hpp"
 
 using namespace simtrain;
 using namespace simtrain::gui;

@@ -13,7 +13,7 @@
 #include "gui_test_support.hpp"
 #include "summary_panel.hpp"
 #include "task_description.hpp"
-#include "trace.hpp"
+#include "sim/program/trace.hpp"
 
 using namespace simtrain;
 using namespace simtrain::gui;

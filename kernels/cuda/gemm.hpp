@@ -11,7 +11,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain::cuda {
 

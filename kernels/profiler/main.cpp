@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "input_error.hpp"
+#include "sim/base/input_error.hpp"
 #include "profiler.hpp"
 
 namespace {

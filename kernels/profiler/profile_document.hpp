@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profile_database.hpp"
+#include "sim/model/profile_database.hpp"
 #include "profiler.hpp"
 
 namespace simtrain {

@@ -8,7 +8,7 @@
 #include "device_info.hpp"
 #include "kernel_timer.hpp"
 #include "prepared_kernel.hpp"
-#include "profile_database.hpp"
+#include "sim/model/profile_database.hpp"
 #include "profile_document.hpp"
 #include "profile_plan.hpp"
 

@@ -1,13 +1,13 @@
 #pragma once
 // The profiler: times every kernel a scenario needs on this machine's GPU and
-// writes a kernel-profile database (sim/profile_database.hpp). Used by
+// writes a kernel-profile database (sim/model/profile_database.hpp). Used by
 // `simtrain profile` and by the standalone `simtrain-profile`.
 #include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "scenario.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

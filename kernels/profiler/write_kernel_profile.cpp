@@ -1,6 +1,6 @@
 #include <iostream>
 
-#include "output_files.hpp"
+#include "sim/base/output_files.hpp"
 #include "profiler.hpp"
 
 namespace simtrain {

@@ -7,7 +7,7 @@
 
 #include "kernel_call.hpp"
 #include "profile_plan.hpp"
-#include "program_builder.hpp"
+#include "sim/program/program_builder.hpp"
 #include "timing.hpp"
 
 namespace simtrain {

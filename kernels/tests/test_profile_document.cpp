@@ -3,7 +3,7 @@
 
 #include <regex>
 
-#include "profile_database.hpp"
+#include "sim/model/profile_database.hpp"
 #include "profile_document.hpp"
 
 namespace simtrain {

@@ -1,4 +1,4 @@
-#include "replay.hpp"
+#include "sim/engine/replay.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "child_process.hpp"
+#include "sim/base/child_process.hpp"
 
 namespace sg4 = simgrid::s4u;
 

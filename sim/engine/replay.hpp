@@ -11,14 +11,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "../collective_plan.hpp"
-#include "../fabric.hpp"
-#include "../program.hpp"
-#include "../timeline.hpp"
+#include "sim/network/collective_plan.hpp"
+#include "sim/base/child_process.hpp"
+#include "sim/network/fabric.hpp"
+#include "sim/program/program.hpp"
+#include "sim/program/timeline.hpp"
 
 namespace simtrain {
 
@@ -56,9 +56,5 @@ struct ReplayOptions {
 // fails, Interrupted on SIGINT or cancel.
 Timeline replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
                 const ReplayOptions& options);
-
-struct Interrupted : std::runtime_error {
-  Interrupted() : std::runtime_error("interrupted") {}
-};
 
 }  // namespace simtrain

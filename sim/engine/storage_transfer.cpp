@@ -1,4 +1,4 @@
-#include "storage_transfer.hpp"
+#include "sim/engine/storage_transfer.hpp"
 
 #include <cstring>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "child_process.hpp"
+#include "sim/base/child_process.hpp"
 
 namespace sg4 = simgrid::s4u;
 

@@ -5,7 +5,7 @@
 // bottleneck both show.
 #include <vector>
 
-#include "../topology.hpp"
+#include "sim/scenario/topology.hpp"
 
 namespace simtrain {
 

@@ -3,10 +3,10 @@
 #include <cstdio>
 
 #include "gemm.hpp"
-#include "gpu_spec.hpp"
+#include "sim/scenario/gpu_spec.hpp"
 #include "gpu_test_support.hpp"
 #include "kernel_timer.hpp"
-#include "profile_database.hpp"
+#include "sim/model/profile_database.hpp"
 #include "reference/gemm.hpp"
 
 namespace simtrain::testing_gpu {

@@ -1,6 +1,6 @@
 // The profiler end to end on the GPU: the small scenario's database.
 #include "gpu_test_support.hpp"
-#include "profile_database.hpp"
+#include "sim/model/profile_database.hpp"
 #include "profiler.hpp"
 
 namespace simtrain::testing_gpu {

@@ -1,0 +1,228 @@
+#include "sim/base/json_fields.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/base/input_error.hpp"
+#include "sim/base/limits.hpp"
+
+namespace simtrain {
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string type_name(const nlohmann::json& value) {
+  return value.is_null() ? "null" : value.type_name();
+}
+
+}  // namespace
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string file, std::string path)
+    : object_(object), file_(std::move(file)), path_(std::move(path)) {
+  if (!object_.is_object())
+    throw InputError(file_, path_.empty() ? "" : path_.substr(0, path_.size() - 1),
+                     "expected a JSON object, got " + type_name(object_));
+}
+
+bool JsonFields::has(const std::string& key) const {
+  auto it = object_.find(key);
+  return it != object_.end() && !it->is_null();
+}
+
+const nlohmann::json* JsonFields::find(const std::string& key) {
+  read_.insert(key);
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+const nlohmann::json& JsonFields::raw(const std::string& key) {
+  const nlohmann::json* value = find(key);
+  if (!value) fail(key, "missing");
+  return *value;
+}
+
+void JsonFields::fail(const std::string& key, const std::string& reason) const {
+  throw InputError(file_, path_ + key, reason);
+}
+
+std::optional<int64_t> JsonFields::integer(const std::string& key, int64_t min_value) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  int64_t result = 0;
+  if (value->is_number_integer()) {
+    result = value->get<int64_t>();
+  } else if (value->is_number_float() && std::floor(value->get<double>()) == value->get<double>() &&
+             std::abs(value->get<double>()) < 9e18) {
+    result = static_cast<int64_t>(value->get<double>());
+  } else {
+    fail(key, "expected an integer, got " + value->dump());
+  }
+  if (result < min_value) fail(key, "must be at least " + std::to_string(min_value) + ", got " + std::to_string(result));
+  if (result > limits::max_integer)
+    fail(key, "must be at most " + std::to_string(limits::max_integer) + ", got " + std::to_string(result));
+  return result;
+}
+
+std::optional<double> JsonFields::number(const std::string& key, double min_value) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  if (!value->is_number()) fail(key, "expected a number, got " + value->dump());
+  double result = value->get<double>();
+  if (!std::isfinite(result) || result < min_value) {
+    std::ostringstream message;
+    message << "must be a finite number of at least " << min_value << ", got " << value->dump();
+    fail(key, message.str());
+  }
+  return result;
+}
+
+std::optional<bool> JsonFields::boolean(const std::string& key) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  if (!value->is_boolean()) fail(key, "expected true or false, got " + value->dump());
+  return value->get<bool>();
+}
+
+std::optional<std::string> JsonFields::text(const std::string& key) {
+  const nlohmann::json* value = find(key);
+  if (!value) return std::nullopt;
+  if (!value->is_string()) fail(key, "expected a string, got " + value->dump());
+  return value->get<std::string>();
+}
+
+std::optional<std::string> JsonFields::choice(const std::string& key, const std::vector<std::string>& choices) {
+  std::optional<std::string> value = text(key);
+  if (value && std::find(choices.begin(), choices.end(), *value) == choices.end()) {
+    std::string list;
+    for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
+    fail(key, "'" + *value + "' is not one of: " + list);
+  }
+  return value;
+}
+
+int64_t JsonFields::required_integer(const std::string& key, int64_t min_value) {
+  std::optional<int64_t> value = integer(key, min_value);
+  if (!value) fail(key, "missing");
+  return *value;
+}
+
+double JsonFields::required_number(const std::string& key, double min_value) {
+  std::optional<double> value = number(key, min_value);
+  if (!value) fail(key, "missing");
+  return *value;
+}
+
+std::string closest_name(const std::string& name, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_distance = 4;  // suggest only near misses
+  for (const std::string& candidate : known) {
+    const size_t distance = edit_distance(name, candidate);
+    if (distance < best_distance) best_distance = distance, best = candidate;
+  }
+  return best;
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
+  const std::string best = closest_name(name, known);
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+void JsonFields::reject_unknown(const std::vector<std::string>& also_known) const {
+  for (const auto& [key, value] : object_.items()) {
+    if (read_.count(key) || std::find(also_known.begin(), also_known.end(), key) != also_known.end()) continue;
+    fail(key, "unknown field" + did_you_mean(key, {read_.begin(), read_.end()}));
+  }
+}
+
+nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& field) {
+  // Checked while parsing: nlohmann copies and prints nested values
+  // recursively, and keeps the last of two equal keys without a word.
+  struct OpenObject {
+    std::string path;  // "model.", or "" at the top
+    std::set<std::string> keys;
+    std::string last_key;
+  };
+  std::vector<OpenObject> open_objects;
+  const auto checked = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (depth > limits::max_json_depth)
+      throw InputError(file, field, "nested more than " + std::to_string(limits::max_json_depth) + " levels deep");
+    if (event == Event::object_start) {
+      const std::string top = field.empty() ? "" : field + ".";
+      const std::string path = open_objects.empty() ? top : open_objects.back().path + open_objects.back().last_key + ".";
+      open_objects.push_back({path, {}, ""});
+    }
+    if (event == Event::object_end) open_objects.pop_back();
+    if (event == Event::key) {
+      OpenObject& object = open_objects.back();
+      object.last_key = parsed.get<std::string>();
+      if (!object.keys.insert(object.last_key).second)
+        throw InputError(file, object.path + object.last_key, "given twice in one object; keep one");
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, checked);
+}
+
+void check_input_file(const std::string& path) {
+  std::error_code error;  // the throwing overloads fail on names such as an over-long path
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found || status.type() == std::filesystem::file_type::none)
+    throw InputError(path, "", "no such file");
+  if (status.type() == std::filesystem::file_type::directory) throw InputError(path, "", "is a directory, not a file");
+  if (status.type() != std::filesystem::file_type::regular)
+    throw InputError(path, "", "not a regular file (a device, FIFO or socket); give a file");
+  if (::access(path.c_str(), R_OK) != 0) throw InputError(path, "", std::string("cannot be read: ") + std::strerror(errno));
+}
+
+std::string read_input_file(const std::string& path) {
+  check_input_file(path);
+  std::error_code error;
+  const std::string too_large = "larger than the limit of " + std::to_string(limits::max_file_bytes >> 20) + " MiB";
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > limits::max_file_bytes) throw InputError(path, "", "is " + std::to_string(size) + " bytes, " + too_large);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot be read");
+  // The size a file reports may be wrong (/proc) or change while it is read.
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > limits::max_file_bytes) throw InputError(path, "", too_large);
+  }
+  if (in.bad()) throw InputError(path, "", "cannot be read");
+  return text;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  const std::string text = read_input_file(path);
+  try {
+    return parse_json(text, path);
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(path, "", std::string("malformed JSON: ") + error.what());
+  }
+}
+
+}  // namespace simtrain

@@ -1,0 +1,52 @@
+#include "sim/engine/simulate.hpp"
+
+#include <chrono>
+#include <set>
+
+#include "sim/network/fabric.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/model/profiled_cost_model.hpp"
+#include "sim/program/program_builder.hpp"
+
+namespace simtrain {
+
+std::vector<double> work_durations(const Program& program, const CostModel& cost_model, Dtype dtype) {
+  std::vector<double> seconds;
+  for (const Work& work : program.works) seconds.push_back(work_seconds(cost_model, work, dtype));
+  return seconds;
+}
+
+void check_link_names(const Fabric& fabric, const ReplayOptions& options, const std::string& file) {
+  std::set<std::string> names;
+  for (const LinkSpec& link : fabric.links()) names.insert(link.name);
+  auto check = [&](const std::string& name, const std::string& field) {
+    if (!names.count(name))
+      throw InputError(file, field, "no link '" + name + "' in this cluster (names look like " +
+                                        fabric.links().front().name + ", " + fabric.links().back().name + ")");
+  };
+  for (const auto& [name, factor] : options.link_bandwidth_factors) check(name, "cluster.link_bandwidth_factors." + name);
+  for (const FailureEvent& e : options.failures)
+    if (e.rank < 0) check(e.link, "failure link");
+}
+
+Simulation simulate(const Scenario& scenario, const ReplayOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  Simulation sim;
+  sim.workload = build_workload(scenario);
+  sim.program = build_program(scenario, sim.workload);
+  const std::unique_ptr<CostModel> selected_cost_model = make_cost_model(scenario);  // kernel profile, else roofline
+  const CostModel& cost_model = *selected_cost_model;
+  const Fabric fabric(scenario.cluster.topology, sim.program.world_size, sim.program.servers);
+  ReplayOptions cluster_options = options;
+  const Heterogeneity& h = scenario.cluster.heterogeneity;
+  if (cluster_options.gpu_speed_factors.empty()) cluster_options.gpu_speed_factors = h.gpu_speed_factors;
+  cluster_options.link_bandwidth_factors.insert(h.link_bandwidth_factors.begin(), h.link_bandwidth_factors.end());
+  check_link_names(fabric, cluster_options, scenario.source);
+  sim.timeline =
+      replay(sim.program, fabric, work_durations(sim.program, cost_model, scenario.training.dtype), cluster_options);
+  const double wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  sim.report = make_report(scenario, sim.workload, sim.program, sim.timeline, cost_model, wall_seconds);
+  return sim;
+}
+
+}  // namespace simtrain

@@ -1,0 +1,242 @@
+#include "sim/longrun/training_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <random>
+
+namespace simtrain {
+
+namespace {
+
+constexpr double never = std::numeric_limits<double>::infinity();
+constexpr uint64_t progress_every_steps = uint64_t{1} << 20;
+
+double checkpoint_write_seconds(const RunModel& m) { return m.checkpoint_every_steps > 0 ? m.checkpoint_write_seconds : 0; }
+
+// Where a failure-free run's clock is after its first `steps` steps (before
+// the checkpoint after the last of them), computed as Run computes it.
+double clock_after(const RunModel& m, double steps) {
+  const double every = static_cast<double>(m.checkpoint_every_steps);
+  if (every <= 0) return steps * m.step_seconds;
+  const double intervals = std::floor((steps - 1) / every);
+  return intervals * (every * m.step_seconds + m.checkpoint_write_seconds) + (steps - intervals * every) * m.step_seconds;
+}
+
+class Run {
+public:
+  Run(const RunModel& model, uint64_t seed, bool record, const RunProgress& on_progress)
+      : m_(model), random_(seed), record_(record), on_progress_(on_progress),
+        limit_(model.wall_limit_seconds > 0 ? model.wall_limit_seconds : never),
+        interval_seconds_(model.checkpoint_every_steps * model.step_seconds + checkpoint_write_seconds(model)),
+        spares_(model.reliability.spare_nodes) {
+    for (const FailureSource& s : m_.sources) total_rate_ += s.rate_per_second;
+    scheduled_ = m_.scheduled;
+    std::stable_sort(scheduled_.begin(), scheduled_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    next_random_ = draw_after(0);
+  }
+
+  RunResult run() {
+    while (committed_ < m_.steps) {
+      report_progress();
+      const double step = now() < degraded_until_ ? m_.degraded_step_seconds : m_.step_seconds;
+      if (segment_end(1, step - m_.step_seconds) + checkpoint_write_seconds(m_) > limit_) {
+        if (done_ == committed_) break;
+        save();  // the allocation ends before another step and its checkpoint
+        continue;
+      }
+      if (next_failure() < now() + step) {
+        fail();
+        continue;
+      }
+      pending_degraded_ += step - m_.step_seconds;
+      ++done_;
+      if (done_ == m_.steps || (m_.checkpoint_every_steps > 0 && done_ % m_.checkpoint_every_steps == 0)) save();
+    }
+    r_.wall_seconds = now();
+    r_.steps = committed_;
+    r_.useful_seconds = committed_ * m_.step_seconds;
+    r_.cost = m_.gpus * r_.wall_seconds / 3600 * m_.price_per_gpu_hour;
+    return std::move(r_);
+  }
+
+private:
+  // The clock. A segment of steps starts at a checkpoint or a restart: at
+  // `anchor_` plus whole checkpoint intervals, all alike, since the last
+  // restart or irregular segment. Products, not a running sum: a
+  // failure-free run's times are those steps_within computes.
+  void start_segment_at(double seconds) {
+    anchor_ = segment_start_ = seconds;
+    regular_intervals_ = 0;
+  }
+  void start_next_interval() {
+    ++regular_intervals_;
+    segment_start_ = anchor_ + static_cast<double>(regular_intervals_) * interval_seconds_;
+  }
+  // The time once the steps trained since the segment started, and
+  // `more_steps` nominal ones and `more_seconds` after them, are done.
+  double segment_end(int64_t more_steps, double more_seconds) const {
+    return segment_start_ + static_cast<double>(done_ - committed_ + more_steps) * m_.step_seconds + pending_degraded_ +
+           more_seconds;
+  }
+  double now() const { return segment_end(0, 0); }
+
+  void report_progress() {
+    if (on_progress_ && ++tried_ % progress_every_steps == 0) on_progress_(now());
+  }
+
+  // Exponential inter-arrival times, drawn the same way on every platform.
+  double draw_after(double from) {
+    if (total_rate_ <= 0) return never;
+    const double u = static_cast<double>(random_() >> 11) * 0x1.0p-53;
+    return from - std::log1p(-u) / total_rate_;
+  }
+
+  const FailureSource& draw_source() {
+    double u = static_cast<double>(random_() >> 11) * 0x1.0p-53 * total_rate_;
+    for (const FailureSource& s : m_.sources)
+      if ((u -= s.rate_per_second) < 0) return s;
+    return m_.sources.back();
+  }
+
+  double next_failure() const {
+    return std::min(next_random_, next_scheduled_ < scheduled_.size() ? scheduled_[next_scheduled_].first : never);
+  }
+
+  void note(const std::string& kind, double start, double end, const std::string& detail) {
+    if (record_ && end >= start) r_.events.push_back({kind, start, end, detail});
+  }
+
+  // Keeps the steps trained since the last checkpoint: writes one (unless a
+  // failure interrupts it), or, without checkpoints, counts them as they are.
+  void save() {
+    const double end = now();
+    const double write = checkpoint_write_seconds(m_);
+    if (write > 0 && next_failure() < end + write) {  // the write never completes: the old checkpoint stays
+      fail();
+      return;
+    }
+    note("train", segment_start_, end, std::to_string(done_) + " steps done");
+    if (m_.checkpoint_every_steps > 0) {
+      note("checkpoint", end, end + write, "step " + std::to_string(done_));
+      r_.checkpoint_seconds += write;
+      r_.checkpoints += 1;
+    }
+    const bool regular = done_ - committed_ == m_.checkpoint_every_steps && pending_degraded_ == 0;
+    r_.degraded_seconds += pending_degraded_;
+    pending_degraded_ = 0;
+    committed_ = done_;
+    if (regular)
+      start_next_interval();
+    else
+      start_segment_at(end + write);
+  }
+
+  // When a replacement is there: a spare node if one is free, else the repair.
+  double replacement_ready(double failed_at, Component component) {
+    while (!returning_.empty() && returning_.top() <= failed_at) returning_.pop(), ++spares_;
+    const double repaired = failed_at + m_.reliability.repair_hours * 3600;
+    if (component == Component::switch_ || spares_ == 0) return repaired;
+    --spares_;
+    returning_.push(repaired);  // the failed node joins the spares once repaired
+    return failed_at;
+  }
+
+  void fail() {
+    const double at = next_failure();
+    FailureSource source;
+    if (next_scheduled_ < scheduled_.size() && scheduled_[next_scheduled_].first <= next_random_) {
+      source = scheduled_[next_scheduled_++].second;
+    } else {
+      source = draw_source();
+      next_random_ = draw_after(at);
+    }
+    r_.failures[to_string(source.component)] += 1;
+    note("failure", at, at, to_string(source.component) + (source.stops_job ? "" : " (redundant: degraded)"));
+    if (!source.stops_job) {
+      degraded_until_ = std::max(degraded_until_, at + m_.reliability.repair_hours * 3600);
+      return;
+    }
+    note("lost", segment_start_, at, "work since the last checkpoint");
+    r_.lost_seconds += at - segment_start_;
+    pending_degraded_ = 0;  // inside the lost time
+    const ReliabilityConfig& rel = m_.reliability;
+    const double rescheduled = at + rel.detection_seconds + rel.reschedule_seconds;
+    // A job still down when its allocation ends stays down.
+    const double resumed =
+        std::min(limit_, std::max(rescheduled, replacement_ready(at, source.component)) + m_.checkpoint_read_seconds);
+    note("restart", at, resumed, "detect, reschedule, wait for a replacement, load the checkpoint");
+    r_.restart_seconds += resumed - at;
+    r_.restarts += 1;
+    start_segment_at(resumed);
+    done_ = committed_;
+    // Failures while the job was down do not hit it again.
+    if (next_random_ < resumed) next_random_ = draw_after(resumed);
+    while (next_scheduled_ < scheduled_.size() && scheduled_[next_scheduled_].first < resumed) ++next_scheduled_;
+  }
+
+  const RunModel& m_;
+  std::mt19937_64 random_;
+  const bool record_;
+  const RunProgress& on_progress_;
+  const double limit_;
+  const double interval_seconds_;  // checkpoint_every_steps steps and a checkpoint write
+  RunResult r_;
+  double total_rate_ = 0, next_random_ = never;
+  std::vector<std::pair<double, FailureSource>> scheduled_;
+  size_t next_scheduled_ = 0;
+  double anchor_ = 0, segment_start_ = 0, degraded_until_ = -1, pending_degraded_ = 0;
+  int64_t regular_intervals_ = 0, done_ = 0, committed_ = 0;
+  uint64_t tried_ = 0;
+  int64_t spares_;
+  std::priority_queue<double, std::vector<double>, std::greater<>> returning_;
+};
+
+}  // namespace
+
+RunResult simulate_run(const RunModel& model, uint64_t seed, bool record_events, const RunProgress& on_progress) {
+  return Run(model, seed, record_events, on_progress).run();
+}
+
+double steps_within(const RunModel& m, double seconds) {
+  if (!(m.step_seconds > 0)) return never;
+  const double every = static_cast<double>(m.checkpoint_every_steps), write = checkpoint_write_seconds(m);
+  double intervals = 0, rest = seconds;  // whole checkpoint intervals, then the time left for a last, shorter one
+  if (every > 0) {
+    const double interval = every * m.step_seconds + write;
+    intervals = std::floor(seconds / interval);
+    rest = seconds - intervals * interval;
+  }
+  const double last = std::clamp(std::floor((rest - write) / m.step_seconds), 0.0, every > 0 ? every : never);
+  double steps = intervals * std::max(every, 0.0) + last;
+  if (!(steps < 0x1p52)) return steps;  // beyond counting, and beyond any run
+  // Rounding may put the estimate a step off what the run's clock allows.
+  auto fits = [&](double n) { return clock_after(m, n) + write <= seconds; };
+  while (steps > 0 && !fits(steps)) --steps;
+  while (fits(steps + 1)) ++steps;
+  return steps;
+}
+
+double failure_free_seconds(const RunModel& m) {
+  const double checkpoints =
+      m.checkpoint_every_steps > 0 ? std::ceil(static_cast<double>(m.steps) / m.checkpoint_every_steps) : 0;
+  return m.steps * m.step_seconds + checkpoints * m.checkpoint_write_seconds;
+}
+
+double expected_events(const RunModel& m) {
+  double rate = 0, stopping_rate = 0;
+  for (const FailureSource& s : m.sources) {
+    rate += s.rate_per_second;
+    if (s.stops_job) stopping_rate += s.rate_per_second;
+  }
+  const int64_t every = m.checkpoint_every_steps > 0 ? std::min(m.checkpoint_every_steps, m.steps) : m.steps;
+  const double interval = every * m.step_seconds + checkpoint_write_seconds(m);
+  // A checkpoint interval is tried until no failure stops it: exp(rate x interval) times on average.
+  double steps_tried = m.steps * std::exp(stopping_rate * interval);
+  if (m.wall_limit_seconds > 0) steps_tried = std::min(steps_tried, m.wall_limit_seconds / m.step_seconds);
+  // Failures come at `rate` over the time those steps take.
+  return steps_tried * (1 + rate * m.step_seconds) + static_cast<double>(m.scheduled.size());
+}
+
+}  // namespace simtrain

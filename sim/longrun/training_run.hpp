@@ -1,0 +1,88 @@
+#pragma once
+// A whole training run at the granularity of steps: steps of the simulated
+// length, checkpoints, failures drawn from component failure rates (and the
+// scheduled ones), restarts from the last completed checkpoint.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/scenario/run_config.hpp"
+
+namespace simtrain {
+
+// A kind of failure and what it does to the job.
+struct FailureSource {
+  Component component = Component::gpu;
+  double rate_per_second = 0;  // over the whole cluster
+  bool stops_job = true;       // else it degrades the step (a redundant link) until repaired
+};
+
+struct RunModel {
+  double step_seconds = 0;           // from the detailed step simulation
+  double degraded_step_seconds = 0;  // while a redundant link is down
+  double checkpoint_write_seconds = 0;
+  double checkpoint_read_seconds = 0;
+  int64_t steps = 0;                 // to train
+  // The end of the job's allocation (0: none). A step starts only if it and
+  // the checkpoint after it end by then: the job saves what it trained since
+  // its last checkpoint before the limit, as frameworks with a time limit do.
+  double wall_limit_seconds = 0;
+  // A checkpoint after every this many steps and after the last one; 0: none
+  // at all, for a job that nothing stops (a failure would lose everything).
+  int64_t checkpoint_every_steps = 1;
+  std::vector<FailureSource> sources;
+  std::vector<std::pair<double, FailureSource>> scheduled;  // (time, what) known in advance
+  ReliabilityConfig reliability;     // repair, spares, detection, rescheduling
+  double gpus = 0;                   // billed, spares included
+  double price_per_gpu_hour = 0;
+};
+
+// Something that happened during a run, for its timeline.
+struct RunEvent {
+  std::string kind;  // "train", "checkpoint", "failure", "restart", "lost"
+  double start_seconds = 0;
+  double end_seconds = 0;
+  std::string detail;
+};
+
+struct RunResult {
+  double wall_seconds = 0;
+  double useful_seconds = 0;      // steps x nominal step time: what a perfect run would take
+  int64_t steps = 0;              // completed and checkpointed
+  double checkpoint_seconds = 0;  // completed checkpoint writes
+  double lost_seconds = 0;        // work since the last checkpoint, and interrupted writes, thrown away
+  double restart_seconds = 0;     // detection, rescheduling, waiting for repair, loading the checkpoint
+  double degraded_seconds = 0;    // extra step time while a redundant link was down
+  int64_t checkpoints = 0;
+  int64_t restarts = 0;
+  std::map<std::string, int64_t> failures;  // by component
+  double cost = 0;                // USD
+  std::vector<RunEvent> events;   // only when asked for
+
+  double goodput() const { return wall_seconds > 0 ? useful_seconds / wall_seconds : 0; }
+};
+
+// Called now and then while a run is simulated (every 2^20 steps tried), with its simulated time so far.
+using RunProgress = std::function<void(double simulated_seconds)>;
+
+// One run; `seed` draws its failures. The parts of the wall time add up:
+// wall = useful + checkpoint + lost + restart + degraded.
+RunResult simulate_run(const RunModel& model, uint64_t seed, bool record_events = false,
+                       const RunProgress& on_progress = {});
+
+// The most steps that fit in `seconds` with the checkpoints they need, without
+// failures, compared as simulate_run compares them; `model.steps` plays no part.
+// A double: it may exceed what a run can count.
+double steps_within(const RunModel& model, double seconds);
+
+// A run of `model.steps` without failures: the steps and their checkpoint writes.
+double failure_free_seconds(const RunModel& model);
+
+// About how many steps (those redone after failures included) and failures
+// simulate_run goes through on average: its cost. Infinite when failures
+// leave a checkpoint interval no chance to complete.
+double expected_events(const RunModel& model);
+
+}  // namespace simtrain

@@ -1,0 +1,52 @@
+#pragma once
+// How long a compute op takes on a GPU. A measured kernel-profile database
+// (kernels/, another component) implements CostModel; the roofline model
+// below is the fallback when nothing was measured.
+#include <string>
+#include <vector>
+
+#include "sim/scenario/gpu_spec.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/model/workload.hpp"
+
+namespace simtrain {
+
+enum class TimeSource { measured, scaled, roofline };
+std::string to_string(TimeSource source);
+
+struct OpTime {
+  double seconds = 0;
+  TimeSource source = TimeSource::roofline;
+};
+
+class CostModel {
+public:
+  virtual ~CostModel() = default;
+  virtual OpTime op_time(const Op& op, Dtype dtype) const = 0;
+};
+
+// Fraction of the spec-sheet peak that each op class reaches. One set for
+// every GPU and every scenario; the README explains where each value comes from.
+struct RooflineEfficiency {
+  double gemm = 0.80;           // of peak tensor FLOP/s: large cuBLAS GEMMs (the H200 reference: 770-798 of 989 TFLOP/s)
+  double attention = 0.55;      // of peak, for fused (flash) attention
+  double causal_fraction = 0.5; // share of the s x s score matrix a causal flash kernel computes
+  double memory = 0.80;         // of HBM bandwidth, for element-wise, norm, softmax and optimizer kernels
+  double min_kernel_seconds = 3e-6;  // no kernel is shorter than a launch
+};
+
+class RooflineModel : public CostModel {
+public:
+  explicit RooflineModel(GpuSpec gpu, RooflineEfficiency efficiency = {}) : gpu_(std::move(gpu)), eff_(efficiency) {}
+  OpTime op_time(const Op& op, Dtype dtype) const override;
+
+private:
+  GpuSpec gpu_;
+  RooflineEfficiency eff_;
+};
+
+// `seconds` plus the time of each of `ops`, run back to back on one stream,
+// added in order (every caller sums the same way, so totals agree to the bit).
+double accumulate_op_seconds(double seconds, const CostModel& model, const std::vector<Op>& ops, Dtype dtype);
+
+}  // namespace simtrain

@@ -1,0 +1,20 @@
+#include "sim/model/task_kind.hpp"
+
+namespace simtrain {
+
+std::string to_string(TaskKind kind) {
+  static const char* names[] = {"F",    "B",    "W",         "R",             "OPT",       "SEND",
+                                "RECV", "ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "COMPRESS", "DECOMPRESS"};
+  return names[static_cast<int>(kind)];
+}
+
+bool is_compute(TaskKind kind) {
+  return kind == TaskKind::F || kind == TaskKind::B || kind == TaskKind::W || kind == TaskKind::R ||
+         kind == TaskKind::OPT || kind == TaskKind::COMPRESS || kind == TaskKind::DECOMPRESS;
+}
+
+bool is_collective(TaskKind kind) {
+  return kind == TaskKind::ALLREDUCE || kind == TaskKind::REDUCESCATTER || kind == TaskKind::ALLGATHER;
+}
+
+}  // namespace simtrain

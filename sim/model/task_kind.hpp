@@ -1,0 +1,19 @@
+#pragma once
+// What a rank does in a training step: the one vocabulary of the workload's
+// tensor-parallel collectives, the pipeline schedules, the network's
+// collective plans and the Program's tasks, as PyTorch's pipelining schedules
+// name their actions (F, B, W, SEND_F ...).
+#include <string>
+
+namespace simtrain {
+
+// F forward; B backward (input gradients, or the whole backward when not
+// split); W weight gradients; R recomputation; OPT optimizer step;
+// COMPRESS/DECOMPRESS gradient codecs; the rest move bytes.
+enum class TaskKind { F, B, W, R, OPT, SEND, RECV, ALLREDUCE, REDUCESCATTER, ALLGATHER, COMPRESS, DECOMPRESS };
+
+std::string to_string(TaskKind kind);  // "F", "ALLREDUCE", ...
+bool is_compute(TaskKind kind);
+bool is_collective(TaskKind kind);
+
+}  // namespace simtrain

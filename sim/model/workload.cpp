@@ -1,0 +1,353 @@
+#include "sim/model/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "sim/base/input_error.hpp"
+#include "sim/model/partition.hpp"
+
+namespace simtrain {
+
+std::string to_string(OpClass op_class) {
+  switch (op_class) {
+    case OpClass::gemm: return "gemm";
+    case OpClass::attention: return "attention";
+    case OpClass::memory_bound: return "memory_bound";
+    case OpClass::optimizer: return "optimizer";
+  }
+  return "unknown";
+}
+
+double total_flops(const std::vector<Op>& ops) {
+  double total = 0;
+  for (const Op& op : ops) total += op.flops;
+  return total;
+}
+
+double total_bytes(const std::vector<Op>& ops) {
+  double total = 0;
+  for (const Op& op : ops) total += op.bytes;
+  return total;
+}
+
+double Pass::flops() const { return total_flops(ops); }
+double Pass::bytes() const { return total_bytes(ops); }
+
+namespace {
+
+constexpr double kMaskBytes = 1;         // dropout masks are stored as bytes
+constexpr double kFp32Bytes = 4;
+constexpr double kGradAccumulateBytes = 8;  // read + write of an fp32 main-grad element
+
+// One TP rank's share of the model, for one micro-batch.
+struct Shard {
+  const ModelConfig& model;
+  int64_t tp = 1;
+  bool sequence_parallel = false;
+  int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;
+  int64_t heads = 0, kv_heads = 0, ffn = 0, vocab = 0;  // this rank's share
+  double element_bytes = 0;  // e: GEMM operands and HBM traffic
+  double stored_bytes = 0;   // per stored activation element
+
+  int64_t tokens() const { return batch * seq; }
+  // Rows of the norms, dropouts and residual adds: sequence parallelism splits them.
+  int64_t local_tokens() const { return sequence_parallel ? tokens() / tp : tokens(); }
+  int64_t q_width() const { return heads * head_dim; }
+  int64_t kv_width() const { return kv_heads * head_dim; }
+  int64_t fc1_width() const { return (model.gated_mlp ? 2 : 1) * ffn; }  // SwiGLU fuses gate and up
+  // The full activation: the size of every TP collective around a layer.
+  double activation_tensor_bytes() const { return double(tokens()) * hidden * element_bytes; }
+  double norm_parameters() const { return (model.rms_norm ? 1 : 2) * double(hidden); }
+};
+
+Shard make_shard(const Scenario& scenario, int64_t tp) {
+  const ModelConfig& model = scenario.model;
+  const auto split = [&](int64_t count, const std::string& field) {
+    if (count % tp != 0)
+      throw InputError(scenario.source, "parallel.tensor",
+                       std::to_string(tp) + " does not divide model." + field + " (" +
+                           std::to_string(count) + ")");
+    return count / tp;
+  };
+  const double e = dtype_bytes(scenario.training.dtype);
+  return Shard{
+      .model = model,
+      .tp = tp,
+      .sequence_parallel = scenario.parallel.sequence_parallel && tp > 1,
+      .batch = scenario.training.micro_batch_size,
+      .seq = scenario.training.seq_length,
+      .hidden = model.hidden_size,
+      .head_dim = model.head_dim(),
+      .heads = split(model.num_attention_heads, "num_attention_heads"),
+      .kv_heads = split(model.num_key_value_heads, "num_key_value_heads"),
+      .ffn = split(model.intermediate_size, "intermediate_size"),
+      .vocab = (model.vocab_size + tp - 1) / tp,  // Megatron pads the vocabulary to a multiple of tp
+      .element_bytes = e,
+      .stored_bytes = std::max(e, 2.0),  // fp8 training still stores activations in bf16
+  };
+}
+
+// Y[m,n] = X[m,k] · B[k,n], `batch` times. B is a weight for the linear layers
+// and an activation for attention's score and context products.
+struct MatMul {
+  std::string name;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  bool rhs_is_weight = true;
+};
+
+// Anything else: attention kernels and memory-bound ops, built as finished Ops.
+using Step = std::variant<MatMul, Op>;
+
+// Batched products fold the batch into M, so shape {batch*m, n, k} keeps flops = 2MNK.
+Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k, double element_bytes) {
+  const double elements = double(m) * k + double(k) * n + double(m) * n;
+  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k, batch * elements * element_bytes};
+}
+
+// Memory-bound ops carry no FLOPs: their time is HBM traffic, and Megatron's
+// FLOP counts (hence MFU and the step totals) cover only GEMMs and attention.
+Op memory_op(const std::string& name, int64_t elements, double bytes_per_element) {
+  return {name, OpClass::memory_bound, {elements}, 0, double(elements) * bytes_per_element};
+}
+
+// Backward of a non-GEMM op: about twice its forward FLOPs and traffic.
+Op gradient_of(const Op& forward, const std::string& suffix) {
+  Op grad = forward;
+  grad.name += suffix;
+  grad.flops *= 2;
+  grad.bytes *= 2;
+  return grad;
+}
+
+Op forward_op(const Step& step, double element_bytes) {
+  if (const auto* mm = std::get_if<MatMul>(&step))
+    return gemm(mm->name, mm->batch, mm->m, mm->n, mm->k, element_bytes);
+  return std::get<Op>(step);
+}
+
+Pass forward_pass(const std::vector<Step>& steps, double element_bytes) {
+  Pass pass;
+  for (const Step& step : steps) pass.ops.push_back(forward_op(step, element_bytes));
+  return pass;
+}
+
+// Y = X·B gives dX = dY·Bᵀ {m,k,n} and dB = Xᵀ·dY {k,n,m}; dB is a weight
+// gradient only when B is a weight.
+void add_backward(const Step& step, double element_bytes, Pass& input_grads, Pass& weight_grads) {
+  const auto* mm = std::get_if<MatMul>(&step);
+  if (!mm) {
+    input_grads.ops.push_back(gradient_of(std::get<Op>(step), "_grad"));
+    return;
+  }
+  input_grads.ops.push_back(gemm(mm->name + "_dgrad", mm->batch, mm->m, mm->k, mm->n, element_bytes));
+  Pass& rhs_grads = mm->rhs_is_weight ? weight_grads : input_grads;
+  rhs_grads.ops.push_back(gemm(mm->name + (mm->rhs_is_weight ? "_wgrad" : "_dgrad_rhs"), mm->batch, mm->k,
+                               mm->n, mm->m, element_bytes));
+}
+
+// Forward in order; backward in reverse, split into input and weight gradients.
+void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& work) {
+  work.forward = forward_pass(steps, element_bytes);
+  for (auto step = steps.rbegin(); step != steps.rend(); ++step)
+    add_backward(*step, element_bytes, work.backward_input, work.backward_weight);
+}
+
+// Megatron's conjugate TP operators: entering a column-parallel region is an
+// identity (SP: allgather) forward and an allreduce (SP: reducescatter)
+// backward; leaving a row-parallel region is the reverse.
+enum class TpBoundary { enter, leave };
+
+void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, Pass& forward, Pass& backward) {
+  if (x.tp == 1) return;
+  const double bytes = x.activation_tensor_bytes();
+  Pass& reducing = boundary == TpBoundary::enter ? backward : forward;
+  Pass& gathering = boundary == TpBoundary::enter ? forward : backward;
+  reducing.tp.push_back({x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, bytes});
+  if (x.sequence_parallel) gathering.tp.push_back({TaskKind::ALLGATHER, count, bytes});
+}
+
+// ---- Transformer layer ----
+
+std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
+  const double e = x.element_bytes;
+  if (flash_attention) {
+    // Megatron counts the full (non-causal) s×s products: 4·b·s²·h/t.
+    const double flops = 4.0 * x.batch * x.seq * x.seq * x.q_width();
+    const double bytes = double(x.tokens()) * 2 * (x.q_width() + x.kv_width()) * e;  // read q, k, v; write o
+    return {Op{"attn", OpClass::attention, {x.batch, x.heads, x.seq, x.head_dim}, flops, bytes}};
+  }
+  const int64_t heads_batch = x.batch * x.heads;
+  const int64_t scores = heads_batch * x.seq * x.seq;
+  return {
+      MatMul{"attn_scores", x.seq, x.seq, x.head_dim, heads_batch, false},
+      memory_op("softmax", scores, 2 * e),  // scale, mask and softmax fused
+      memory_op("attn_dropout", scores, 2 * e + kMaskBytes),
+      MatMul{"attn_context", x.seq, x.head_dim, x.seq, heads_batch, false},
+  };
+}
+
+std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
+  const double e = x.element_bytes;
+  const int64_t residual = x.local_tokens() * x.hidden;
+  const Op norm = memory_op("ln1", residual, 2 * e);
+  // Residual add reads two tensors and writes one, plus the dropout mask.
+  const Op bias_dropout_add = memory_op("bias_dropout_add", residual, 3 * e + kMaskBytes);
+  const int64_t mlp_elements = x.tokens() * x.ffn;
+  const Op activation = x.model.gated_mlp ? memory_op("swiglu", mlp_elements, 3 * e)  // read gate, up; write
+                                          : memory_op("gelu", mlp_elements, 2 * e);
+
+  std::vector<Step> steps = {norm, MatMul{"qkv", x.tokens(), x.q_width() + 2 * x.kv_width(), x.hidden}};
+  steps.insert(steps.end(), core.begin(), core.end());
+  Op norm2 = norm;
+  norm2.name = "ln2";
+  steps.insert(steps.end(), {MatMul{"proj", x.tokens(), x.hidden, x.q_width()}, bias_dropout_add, norm2,
+                             MatMul{"fc1", x.tokens(), x.fc1_width(), x.hidden}, activation,
+                             MatMul{"fc2", x.tokens(), x.hidden, x.ffn}, bias_dropout_add});
+  return steps;
+}
+
+// Norm weights and biases; the row-parallel (proj, fc2) biases and the norms are replicated over TP.
+double layer_vector_parameters(const Shard& x) {
+  const double biases = x.model.linear_bias
+                            ? double(x.q_width() + 2 * x.kv_width()) + x.hidden + x.fc1_width() + x.hidden
+                            : 0;
+  return biases + 2 * x.norm_parameters();
+}
+
+double layer_parameters(const Shard& x) {
+  const double h = x.hidden;
+  const double weights = h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h +
+                         h * x.fc1_width() + double(x.ffn) * h;
+  return weights + layer_vector_parameters(x);
+}
+
+// Inputs of qkv, proj, fc1 and fc2: what the weight gradients need.
+double linear_input_bytes(const Shard& x) {
+  return x.stored_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.q_width() + x.ffn));
+}
+
+// Korthikanti et al. 2022 (sbh(10 + 24/t + 5as/(ht)), 34sbh/t with sequence
+// parallelism), generalised to GQA and SwiGLU.
+double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
+  const double local_tokens = x.local_tokens();
+  const double layer_input = local_tokens * x.hidden * x.stored_bytes;
+  if (training.recompute == Recompute::full) return layer_input;
+  const double norm_inputs = 2 * layer_input;
+  const double dropout_masks = 2 * local_tokens * x.hidden * kMaskBytes;
+  const double qkv_outputs = double(x.tokens()) * (x.q_width() + 2 * x.kv_width()) * x.stored_bytes;
+  const double mlp_activation_inputs = double(x.tokens()) * x.fc1_width() * x.stored_bytes;
+  const bool scores_stored = !training.flash_attention && training.recompute == Recompute::none;
+  // Softmax output, dropout mask and dropout output.
+  const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.stored_bytes + kMaskBytes)
+                                      : 0;
+  return linear_input_bytes(x) + norm_inputs + dropout_masks + qkv_outputs + mlp_activation_inputs + scores;
+}
+
+UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
+  const std::vector<Step> core = attention_core(x, training.flash_attention);
+  UnitWork work;
+  add_passes(layer_steps(x, core), x.element_bytes, work);
+  const double vector_parameters = layer_vector_parameters(x);
+  work.backward_weight.ops.push_back(
+      memory_op("norm_bias_wgrad", int64_t(vector_parameters), kGradAccumulateBytes));
+  add_tp_boundary(TpBoundary::enter, 2, x, work.forward, work.backward_input);  // qkv, fc1
+  add_tp_boundary(TpBoundary::leave, 2, x, work.forward, work.backward_input);  // proj, fc2
+  if (training.recompute == Recompute::selective) work.recompute = forward_pass(core, x.element_bytes);
+  if (training.recompute == Recompute::full) work.recompute = work.forward;
+  work.parameters = layer_parameters(x);
+  work.activation_bytes = layer_activation_bytes(x, training);
+  work.weight_grad_activation_bytes = linear_input_bytes(x);
+  return work;
+}
+
+// ---- Embedding and head ----
+
+double embedding_parameters(const Shard& x) {
+  const double positions =
+      x.model.learned_position_embeddings ? double(x.model.max_position_embeddings) * x.hidden : 0;
+  return double(x.vocab) * x.hidden + positions;
+}
+
+UnitWork embedding_work(const Shard& x) {
+  const int tables = x.model.learned_position_embeddings ? 2 : 1;
+  // Reads a token (and position) row per token, writes their sum.
+  const Op lookup = memory_op("embedding", x.tokens() * x.hidden, (tables + 1) * x.element_bytes);
+  UnitWork work;
+  work.forward.ops = {lookup};
+  work.backward_weight.ops = {gradient_of(lookup, "_wgrad")};  // scatter-add into the table gradients
+  // Vocab-parallel: every rank writes the whole output, zero outside its rows, then they are summed.
+  add_tp_boundary(TpBoundary::leave, 1, x, work.forward, work.backward_weight);
+  work.parameters = embedding_parameters(x);
+  return work;
+}
+
+double head_parameters(const Shard& x) {
+  return x.norm_parameters() + (x.model.tie_word_embeddings ? 0 : double(x.vocab) * x.hidden);
+}
+
+UnitWork head_work(const Shard& x) {
+  const double e = x.element_bytes;
+  const Op norm = memory_op("final_norm", x.local_tokens() * x.hidden, 2 * e);
+  // fp32 logits read, softmax written for the backward.
+  const Op cross_entropy = memory_op("cross_entropy", x.tokens() * x.vocab, 2 * kFp32Bytes);
+  UnitWork work;
+  add_passes({norm, MatMul{"logits", x.tokens(), x.vocab, x.hidden}, cross_entropy}, e, work);
+  // The logits gradient is computed even when the weight is tied to the embedding.
+  work.backward_weight.ops.push_back(
+      memory_op("final_norm_wgrad", int64_t(x.norm_parameters()), kGradAccumulateBytes));
+  add_tp_boundary(TpBoundary::enter, 1, x, work.forward, work.backward_input);
+  // Vocab-parallel cross-entropy: per-token max, sum of exponentials and target logit, in fp32.
+  if (x.tp > 1) work.forward.tp.push_back({TaskKind::ALLREDUCE, 1, double(x.tokens()) * kFp32Bytes * 3});
+  work.parameters = head_parameters(x);
+  work.weight_grad_activation_bytes = double(x.local_tokens()) * x.hidden * x.stored_bytes;
+  work.activation_bytes = double(x.tokens()) * x.vocab * kFp32Bytes + work.weight_grad_activation_bytes;
+  return work;
+}
+
+double training_flops(const UnitWork& work) {
+  return work.forward.flops() + work.backward_input.flops() + work.backward_weight.flops();
+}
+
+}  // namespace
+
+Workload build_workload(const Scenario& scenario) {
+  const Shard rank = make_shard(scenario, scenario.parallel.tensor);
+  const Shard whole = make_shard(scenario, 1);
+  const TrainingConfig& training = scenario.training;
+  const double layers = scenario.model.num_layers;
+
+  Workload workload;
+  workload.layer = layer_work(rank, training);
+  workload.embedding = embedding_work(rank);
+  workload.head = head_work(rank);
+  workload.total_parameters =
+      layers * layer_parameters(whole) + embedding_parameters(whole) + head_parameters(whole);
+
+  // Every TP rank of every micro-batch of the global batch.
+  const double rank_micro_batches =
+      double(rank.tp) * double(training.global_batch_size) / double(training.micro_batch_size);
+  workload.model_flops_per_step =
+      rank_micro_batches * (layers * training_flops(workload.layer) + training_flops(workload.embedding) +
+                            training_flops(workload.head));
+  // Only the transformer layers are recomputed.
+  workload.hardware_flops_per_step =
+      workload.model_flops_per_step + rank_micro_batches * layers * workload.layer.recompute.flops();
+  workload.tokens_per_step = double(training.global_batch_size) * training.seq_length;
+  // Megatron's scatter/gather optimisation: each TP rank sends its 1/t slice.
+  workload.stage_boundary_bytes = rank.activation_tensor_bytes() / double(rank.tp);
+  workload.stage_layers = stage_layer_counts(scenario, workload);
+  return workload;
+}
+
+Op optimizer_op(double parameters) {
+  // Per parameter: fp32 master weight, m and v read and written (24), fp32
+  // gradient read (4), bf16 weight written (2).
+  constexpr double kBytesPerParameter = 30;
+  constexpr double kFlopsPerParameter = 12;
+  return {"adam", OpClass::optimizer, {std::llround(parameters)}, kFlopsPerParameter * parameters,
+          kBytesPerParameter * parameters};
+}
+
+}  // namespace simtrain

@@ -1,0 +1,75 @@
+#pragma once
+// The model broken into operations: for one transformer layer, the embedding
+// and the output head, the ops of each pass (forward, backward-input,
+// backward-weight, recompute) with shapes, FLOPs and HBM bytes, as one
+// tensor-parallel rank executes them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/model/task_kind.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace simtrain {
+
+// Which efficiency parameters of the cost model apply to an op.
+enum class OpClass { gemm, attention, memory_bound, optimizer };
+std::string to_string(OpClass op_class);
+
+struct Op {
+  std::string name;            // "qkv", "attn", "fc1", "ln1", ...
+  OpClass op_class = OpClass::memory_bound;
+  std::vector<int64_t> shape;  // gemm: {M, N, K}; attention: {batch, heads, seq, head_dim}; else {elements}
+  double flops = 0;
+  double bytes = 0;            // HBM traffic, reads + writes
+};
+
+double total_flops(const std::vector<Op>& ops);
+double total_bytes(const std::vector<Op>& ops);
+
+// Blocking tensor-parallel collectives issued during a pass.
+struct TpCollectives {
+  TaskKind kind = TaskKind::ALLREDUCE;
+  int count = 0;     // how many, back to back with the pass's compute
+  double bytes = 0;  // size of each (the full, unsharded tensor)
+};
+
+struct Pass {
+  std::vector<Op> ops;
+  std::vector<TpCollectives> tp;
+  double flops() const;
+  double bytes() const;
+};
+
+// The work of one model unit (a layer, the embedding, or the head).
+struct UnitWork {
+  Pass forward, backward_input, backward_weight, recompute;
+  double parameters = 0;  // held by one TP rank
+  // Activation bytes one micro-batch leaves stored on one TP rank until its
+  // backward, under the scenario's recompute policy; the part kept until the
+  // backward-weight pass (inputs of the linear layers) is weight_grad_bytes.
+  double activation_bytes = 0;
+  double weight_grad_activation_bytes = 0;
+};
+
+struct Workload {
+  UnitWork layer;      // one transformer layer
+  UnitWork embedding;  // first pipeline stage: token (and position) embedding
+  UnitWork head;       // last pipeline stage: final norm, logits, cross-entropy
+
+  double total_parameters = 0;         // whole model, unsharded
+  double model_flops_per_step = 0;     // forward + backward, without recompute (for MFU)
+  double hardware_flops_per_step = 0;  // what the GPUs execute, recompute included
+  double tokens_per_step = 0;
+  double stage_boundary_bytes = 0;     // activation sent between pipeline stages per micro-batch, per TP rank
+  double grad_bytes_per_parameter = 4; // gradients are reduced in fp32 (Megatron with bf16)
+  std::vector<int> stage_layers;       // layers of each model stage (sim/model/partition.hpp)
+};
+
+Workload build_workload(const Scenario& scenario);
+
+// One fused Adam(W) step over `parameters` parameters (fp32 master weights,
+// moments and gradients; bf16 weights written back).
+Op optimizer_op(double parameters);
+
+}  // namespace simtrain

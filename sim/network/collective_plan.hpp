@@ -1,0 +1,53 @@
+#pragma once
+// How NCCL moves a collective's bytes: the flows of a ring or of a double
+// binary tree over a group's ranks, with the latency the algorithm adds.
+// The SimGrid replay sends these flows over the topology's links; a closed
+// form evaluates them where no other traffic shares those links.
+#include <string>
+#include <vector>
+
+#include "sim/network/fabric.hpp"
+#include "sim/model/task_kind.hpp"
+
+namespace simtrain {
+
+enum class Algorithm { ring, tree };
+std::string to_string(Algorithm algorithm);
+
+struct Flow {
+  int src = 0, dst = 0;  // ranks (one GPU each)
+  double bytes = 0;
+};
+
+struct CollectivePlan {
+  Algorithm algorithm = Algorithm::ring;
+  std::vector<Flow> flows;       // all concurrent
+  double latency_seconds = 0;    // per-step latencies of the whole algorithm
+  double step_latency_seconds = 0;  // one step (the slowest hop)
+};
+
+// `count` back-to-back collectives of `bytes` each over `ranks` (ring order).
+// Reduce-scatter and all-gather always use the ring, as NCCL does; all-reduce
+// uses `algorithm`.
+CollectivePlan plan_collective(TaskKind kind, const std::vector<int>& ranks, double bytes, int count,
+                               Algorithm algorithm, const Fabric& fabric);
+
+// A parameter-server group's push (REDUCESCATTER: every worker sends one
+// shard of its `bytes` to each server) or pull (ALLGATHER: each server sends
+// its shard back to every worker), `count` times; servers are fabric hosts
+// num_gpus() .. num_gpus() + servers - 1. One step: the latency of the
+// slowest route.
+CollectivePlan parameter_server_plan(TaskKind kind, const std::vector<int>& workers, int servers, double bytes,
+                                     int count, const Fabric& fabric);
+
+// Bytes the plan's flows put on each link they cross, by link index.
+std::vector<std::pair<int, double>> link_loads(const CollectivePlan& plan, const Fabric& fabric);
+
+// Time of a plan when its flows share links only with each other: the most
+// loaded link's bytes over its bandwidth, plus the latency.
+double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric);
+
+// NCCL's choice for all-reduce: the algorithm with the smaller closed-form time.
+Algorithm choose_allreduce_algorithm(const std::vector<int>& ranks, double bytes, const Fabric& fabric);
+
+}  // namespace simtrain

@@ -1,0 +1,100 @@
+#include "sim/program/program.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace simtrain {
+
+std::string to_string(CommDim dim) {
+  static const char* names[] = {"none", "tp", "pp", "dp"};
+  return names[static_cast<int>(dim)];
+}
+
+std::string to_string(Stream stream) {
+  static const char* names[] = {"compute", "p2p", "dp", "dp_gather"};
+  return names[static_cast<int>(stream)];
+}
+
+double Work::flops() const { return total_flops(ops); }
+double Work::bytes() const { return total_bytes(ops); }
+
+double work_seconds(const CostModel& model, const Work& work, Dtype dtype) {
+  return accumulate_op_seconds(work.fixed_seconds, model, work.ops, dtype);
+}
+
+std::vector<int> Program::stream_tasks(int rank, Stream stream) const {
+  std::vector<int> ids;
+  for (int id : rank_tasks[rank])
+    if (tasks[id].stream == stream) ids.push_back(id);
+  return ids;
+}
+
+std::vector<TaskQueue> task_queues(const Program& program, int rank) {
+  std::map<std::pair<Stream, int>, std::vector<int>> queues;  // ordered: every executor sees the same queues
+  for (int id : program.rank_tasks[rank]) {
+    const Task& t = program.tasks[id];
+    queues[{t.stream, t.stream == Stream::p2p ? t.peer : -1}].push_back(id);
+  }
+  std::vector<TaskQueue> result;
+  for (auto& [key, ids] : queues) result.push_back({key.first, key.second, std::move(ids)});
+  return result;
+}
+
+std::string format_bytes(double bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) bytes /= 1024, ++unit;
+  char text[32];
+  if (bytes == std::floor(bytes) || bytes >= 100)
+    std::snprintf(text, sizeof text, "%.0f%s", bytes, units[unit]);
+  else
+    std::snprintf(text, sizeof text, "%.3g%s", bytes, units[unit]);
+  return text;
+}
+
+nlohmann::json to_json(const Program& program) {
+  nlohmann::json works = nlohmann::json::array();
+  for (const Work& work : program.works) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const Op& op : work.ops)
+      ops.push_back({{"name", op.name}, {"class", to_string(op.op_class)}, {"shape", op.shape}, {"flops", op.flops},
+                     {"bytes", op.bytes}});
+    works.push_back({{"name", work.name}, {"flops", work.flops()}, {"bytes", work.bytes()}, {"ops", ops}});
+    if (work.fixed_seconds > 0) works.back()["fixed_seconds"] = work.fixed_seconds;
+  }
+  nlohmann::json groups = nlohmann::json::array();
+  for (const Group& group : program.groups) {
+    groups.push_back({{"id", group.id}, {"name", group.name}, {"dim", to_string(group.dim)}, {"ranks", group.ranks}});
+    if (!group.allreduce_algorithm.empty()) groups.back()["allreduce_algorithm"] = group.allreduce_algorithm;
+    if (group.servers > 0) groups.back()["servers"] = group.servers;
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (int id : program.rank_tasks[rank]) {
+      const Task& t = program.tasks[id];
+      nlohmann::json task = {{"id", t.id}, {"name", t.name}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
+      if (t.stage >= 0) task["stage"] = t.stage;
+      if (t.microbatch >= 0) task["microbatch"] = t.microbatch;
+      if (t.work >= 0) task["work"] = t.work, task["layers"] = {t.layer_begin, t.layer_end};
+      if (t.dim != CommDim::none) task["dim"] = to_string(t.dim), task["bytes"] = t.bytes;
+      if (t.peer >= 0) task["peer"] = t.peer;
+      if (t.group >= 0) task["group"] = t.group;
+      if (t.count != 1) task["count"] = t.count;
+      task["deps"] = t.deps;
+      tasks.push_back(std::move(task));
+    }
+    ranks.push_back({{"rank", rank}, {"tasks", std::move(tasks)}});
+  }
+  return {{"world_size", program.world_size},
+          {"pipeline_size", program.pipeline_size},
+          {"virtual_stages", program.virtual_stages},
+          {"micro_batches", program.micro_batches},
+          {"servers", program.servers},
+          {"groups", groups},
+          {"works", works},
+          {"ranks", ranks}};
+}
+
+}  // namespace simtrain

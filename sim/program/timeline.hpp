@@ -1,0 +1,46 @@
+#pragma once
+// When each task of a Program ran: what an executor (the SimGrid replay, or a
+// live run) hands to the report and the trace.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simtrain {
+
+enum class Dtype;  // sim/scenario/scenario.hpp; declared here to keep this header light
+
+// The replay starts a collective when every rank of its group has arrived:
+// a rank that comes first waits idle, not communicating.
+struct TaskTiming {
+  double start = -1;
+  double end = -1;
+};
+
+// Bytes one link carried during the step.
+struct LinkLoad {
+  std::string link;             // its fabric name
+  double bytes = 0;
+  double bytes_per_second = 0;  // its bandwidth (with any degradation)
+};
+
+// What a live run measured beyond each task's start and end.
+struct LiveRecord {
+  std::string device;  // what ran the step: CUDA's device name, or "host CPU (MPI backend)"
+  Dtype dtype{};       // Dtype::bf16 (its first value, 0); the scenario's training.dtype
+  std::vector<std::vector<double>> op_seconds;  // indexed by task id: each op of the task's Work, in order; empty for other tasks
+};
+
+struct Timeline {
+  std::vector<TaskTiming> tasks;  // indexed by task id; every rank's tasks (start -1: never ran)
+  double step_seconds = 0;        // when the last task ended, or when the job stopped
+  bool stopped = false;           // a failure stopped the job before the step completed
+  std::string stop_reason;
+  uint64_t flows = 0;             // network flows simulated
+  uint64_t closed_form_collectives = 0;
+  uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)
+  std::vector<LinkLoad> busiest_links;  // highest bytes / bandwidth first, at most 10
+  std::optional<LiveRecord> live;       // set by live runs only
+};
+
+}  // namespace simtrain

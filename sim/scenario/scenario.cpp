@@ -1,0 +1,408 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include "sim/base/embedded_files.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/json_fields.hpp"
+#include "sim/scenario/scenario_limits.hpp"
+
+namespace simtrain {
+
+double dtype_bytes(Dtype dtype) { return dtype == Dtype::fp8 ? 1 : 2; }
+
+std::string to_string(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp16: return "fp16";
+    case Dtype::fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::string to_string(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::string to_string(ScheduleKind schedule) {
+  switch (schedule) {
+    case ScheduleKind::gpipe: return "gpipe";
+    case ScheduleKind::one_f_one_b: return "1f1b";
+    case ScheduleKind::interleaved_1f1b: return "interleaved_1f1b";
+    case ScheduleKind::zb_h1: return "zb_h1";
+  }
+  return "?";
+}
+
+std::string to_string(DpSync sync) {
+  switch (sync) {
+    case DpSync::auto_: return "auto";
+    case DpSync::ring: return "ring";
+    case DpSync::tree: return "tree";
+    case DpSync::hierarchical: return "hierarchical";
+    case DpSync::parameter_server: return "parameter_server";
+  }
+  return "?";
+}
+
+int64_t Scenario::virtual_stages() const {
+  if (parallel.layers_per_virtual_stage == 0) return 1;
+  return model.num_layers / (parallel.pipeline * parallel.layers_per_virtual_stage);
+}
+
+int64_t Scenario::micro_batches() const {
+  return training.global_batch_size / (training.micro_batch_size * parallel.data);
+}
+
+namespace {
+
+// The fields of each section, in the order the README documents them. `--set`
+// uses these lists to find where a bare key belongs.
+const std::vector<std::string> model_keys = {
+    "name", "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+    "intermediate_size", "vocab_size", "max_position_embeddings", "hidden_act", "norm", "linear_bias",
+    "position_embedding", "tie_word_embeddings"};
+const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
+                                                "dtype",         "recompute_granularity", "flash_attention",
+                                                "train_tokens"};
+const std::vector<std::string> parallelism_keys = {
+    "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
+    "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage", "schedule", "ddp_bucket_size",
+    "overlap_p2p_communication", "overlap_grad_reduce", "dp_sync", "parameter_servers", "dp_compression_ratio",
+    "dp_compression_seconds_per_GB", "pipeline_layers"};
+const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
+                                               "link_bandwidth_factors", "price_per_gpu_hour"};
+const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
+                                                 "parallelism", "cluster",     "reliability", "checkpoint"};
+
+struct Section {
+  const char* name;
+  const std::vector<std::string>* keys;
+};
+const Section sections[] = {{"model", &model_keys},
+                            {"training", &training_keys},
+                            {"parallelism", &parallelism_keys},
+                            {"cluster", &cluster_keys}};
+
+bool contains(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+nlohmann::json parse_override_value(const std::string& text, const std::string& file, const std::string& key) {
+  try {
+    return parse_json(text, file, "--set " + key);
+  } catch (const nlohmann::json::exception&) {
+    return text;  // bare words such as 1f1b or H100-SXM
+  }
+}
+
+// Applies `key=value` to the document; a model given as a path is resolved
+// first so that model fields can be overridden too.
+void apply_override(nlohmann::json& document, const std::string& assignment, const std::string& file) {
+  try {
+    static_cast<void>(nlohmann::json(assignment).dump());  // the report holds the document as JSON
+  } catch (const nlohmann::json::type_error&) {
+    throw InputError(file, "--set", "not valid UTF-8");
+  }
+  const size_t equals = assignment.find('=');
+  if (equals == std::string::npos || equals == 0)
+    throw InputError(file, "--set " + assignment, "expected key=value");
+  const std::string key = assignment.substr(0, equals);
+  const nlohmann::json value = parse_override_value(assignment.substr(equals + 1), file, key);
+
+  nlohmann::json* target = &document;
+  std::string leaf = key;
+  if (key.find('.') != std::string::npos) {
+    size_t start = 0, dot;
+    while ((dot = key.find('.', start)) != std::string::npos) {
+      nlohmann::json& next = (*target)[key.substr(start, dot - start)];
+      if (next.is_null()) next = nlohmann::json::object();
+      if (!next.is_object()) throw InputError(file, "--set " + key, "'" + key.substr(0, dot) + "' is not an object");
+      target = &next;
+      start = dot + 1;
+    }
+    leaf = key.substr(start);
+  } else if (!contains(top_level_keys, key)) {
+    const Section* home = nullptr;
+    for (const Section& section : sections)
+      if (contains(*section.keys, key)) home = &section;
+    if (!home) {
+      std::vector<std::string> known = top_level_keys;
+      for (const Section& section : sections) known.insert(known.end(), section.keys->begin(), section.keys->end());
+      throw InputError(file, "--set " + key, "unknown field" + did_you_mean(key, known));
+    }
+    nlohmann::json& section = document[home->name];
+    if (section.is_null()) section = nlohmann::json::object();
+    if (!section.is_object()) throw InputError(file, "--set " + key, std::string(home->name) + " is not an object");
+    target = &section;
+  }
+  (*target)[leaf] = value;
+}
+
+ModelConfig parse_model(const nlohmann::json& document, const std::string& file, const std::string& path,
+                        bool strict) {
+  JsonFields f(document, file, path);
+  ModelConfig m;
+  const std::string model_type = f.text("model_type").value_or("");
+  m.name = f.text("name").value_or(model_type.empty() ? "model" : model_type);
+  // Hugging Face GPT-2 configs use n_embd, n_layer, ... for the same things.
+  auto alias_integer = [&](const std::string& key, const std::string& gpt2_key) {
+    std::optional<int64_t> value = f.integer(key);
+    std::optional<int64_t> gpt2_value = f.integer(gpt2_key);
+    return value ? value : gpt2_value;
+  };
+  auto need = [&](std::optional<int64_t> value, const std::string& key) {
+    if (!value) f.fail(key, "missing");
+    return *value;
+  };
+  m.hidden_size = need(alias_integer("hidden_size", "n_embd"), "hidden_size");
+  m.num_layers = need(alias_integer("num_hidden_layers", "n_layer"), "num_hidden_layers");
+  m.num_attention_heads = need(alias_integer("num_attention_heads", "n_head"), "num_attention_heads");
+  m.num_key_value_heads = f.integer("num_key_value_heads").value_or(m.num_attention_heads);
+  m.vocab_size = need(f.integer("vocab_size"), "vocab_size");
+  m.intermediate_size = alias_integer("intermediate_size", "n_inner").value_or(4 * m.hidden_size);
+  m.max_position_embeddings = alias_integer("max_position_embeddings", "n_positions").value_or(0);
+
+  const std::string act = f.text("hidden_act").value_or(f.text("activation_function").value_or("gelu"));
+  m.gated_mlp = act == "silu" || act == "swiglu" || act == "swish";
+  const bool llama_like = f.has("rms_norm_eps") || f.has("rope_theta") || model_type == "llama" ||
+                          model_type == "mistral" || model_type == "qwen2";
+  m.rms_norm = f.choice("norm", {"layernorm", "rmsnorm"}).value_or(llama_like ? "rmsnorm" : "layernorm") == "rmsnorm";
+  m.linear_bias = f.boolean("linear_bias").value_or(f.boolean("attention_bias").value_or(!llama_like));
+  m.learned_position_embeddings =
+      f.choice("position_embedding", {"learned", "rotary"}).value_or(llama_like ? "rotary" : "learned") == "learned";
+  m.tie_word_embeddings = f.boolean("tie_word_embeddings").value_or(!llama_like);
+  if (strict) f.reject_unknown({"model_type"});
+
+  if (m.hidden_size % m.num_attention_heads != 0)
+    f.fail("num_attention_heads", "must divide hidden_size (" + std::to_string(m.hidden_size) + ")");
+  if (m.num_attention_heads % m.num_key_value_heads != 0)
+    f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
+  return m;
+}
+
+TrainingConfig parse_training(const nlohmann::json& document, const std::string& file) {
+  JsonFields f(document, file, "training.");
+  TrainingConfig t;
+  t.seq_length = f.required_integer("seq_length");
+  t.micro_batch_size = f.integer("micro_batch_size").value_or(1);
+  t.global_batch_size = f.required_integer("global_batch_size");
+  const std::string dtype = f.choice("dtype", {"bf16", "fp16", "fp8"}).value_or("bf16");
+  t.dtype = dtype == "fp8" ? Dtype::fp8 : dtype == "fp16" ? Dtype::fp16 : Dtype::bf16;
+  const std::string recompute = f.choice("recompute_granularity", {"none", "selective", "full"}).value_or("none");
+  t.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
+  t.flash_attention = f.boolean("flash_attention").value_or(true);
+  t.train_tokens = f.number("train_tokens", 1).value_or(0);
+  f.reject_unknown();
+  return t;
+}
+
+ParallelConfig parse_parallelism(const nlohmann::json& document, const std::string& file) {
+  JsonFields f(document, file, "parallelism.");
+  ParallelConfig p;
+  p.tensor = f.integer("tensor_model_parallel_size").value_or(1);
+  p.pipeline = f.integer("pipeline_model_parallel_size").value_or(1);
+  p.data = f.integer("data_parallel_size").value_or(0);
+  p.layers_per_virtual_stage = f.integer("num_layers_per_virtual_pipeline_stage").value_or(0);
+  p.sequence_parallel = f.boolean("sequence_parallel").value_or(false);
+  p.zero_stage = static_cast<int>(f.integer("zero_stage", 0).value_or(0));
+  if (p.zero_stage > 3) f.fail("zero_stage", "must be 0, 1, 2 or 3");
+  const std::string default_schedule = p.layers_per_virtual_stage ? "interleaved_1f1b" : "1f1b";
+  const std::string schedule =
+      f.choice("schedule", {"gpipe", "1f1b", "interleaved_1f1b", "zb_h1"}).value_or(default_schedule);
+  p.schedule = schedule == "gpipe"              ? ScheduleKind::gpipe
+               : schedule == "interleaved_1f1b" ? ScheduleKind::interleaved_1f1b
+               : schedule == "zb_h1"            ? ScheduleKind::zb_h1
+                                                : ScheduleKind::one_f_one_b;
+  if (p.schedule == ScheduleKind::interleaved_1f1b && !p.layers_per_virtual_stage)
+    f.fail("schedule", "interleaved_1f1b needs num_layers_per_virtual_pipeline_stage");
+  if (p.schedule != ScheduleKind::interleaved_1f1b && p.layers_per_virtual_stage)
+    f.fail("num_layers_per_virtual_pipeline_stage", "is only used by the interleaved_1f1b schedule, not " + schedule);
+  p.dp_bucket_bytes = f.number("ddp_bucket_size", 1).value_or(0) * 4;  // elements of fp32 gradient
+  p.overlap_p2p_communication = f.boolean("overlap_p2p_communication").value_or(false);
+  p.overlap_grad_reduce = f.boolean("overlap_grad_reduce").value_or(false);
+  const std::vector<std::string> syncs = {"auto", "ring", "tree", "hierarchical", "parameter_server"};
+  const std::string sync = f.choice("dp_sync", syncs).value_or("auto");
+  p.dp_sync = static_cast<DpSync>(std::find(syncs.begin(), syncs.end(), sync) - syncs.begin());
+  if (f.has("parameter_servers") && p.dp_sync != DpSync::parameter_server)
+    f.fail("parameter_servers", "is only used by dp_sync parameter_server, not " + sync);
+  p.parameter_servers = f.integer("parameter_servers").value_or(1);
+  p.dp_compression_ratio = f.number("dp_compression_ratio", 1).value_or(1);
+  p.dp_compression_seconds_per_byte = f.number("dp_compression_seconds_per_GB").value_or(1e-3) / 1e9;
+  if (f.has("pipeline_layers")) {
+    const nlohmann::json& layers = f.raw("pipeline_layers");
+    if (layers == "auto") {
+      p.balance_pipeline_layers = true;
+    } else {
+      if (!layers.is_array() || layers.empty()) f.fail("pipeline_layers", "expected \"auto\" or a list of layer counts, one per stage");
+      for (const nlohmann::json& count : layers) {
+        if (!count.is_number_integer() || count.get<int64_t>() < 1)
+          f.fail("pipeline_layers", "layer counts must be integers >= 1, got " + count.dump());
+        p.pipeline_layers.push_back(count.get<int64_t>());
+      }
+    }
+  }
+  f.reject_unknown();
+  return p;
+}
+
+// Divisibility rules of Megatron-LM, each naming the field a user would change,
+// then the size limits (sim/scenario/scenario_limits.hpp).
+void check_consistency(Scenario& s, const std::string& file) {
+  const ModelConfig& m = s.model;
+  ParallelConfig& p = s.parallel;
+  auto fail = [&](const std::string& field, const std::string& reason) { throw InputError(file, field, reason); };
+  auto str = [](int64_t v) { return std::to_string(v); };
+
+  if (m.num_attention_heads % p.tensor != 0)
+    fail("parallelism.tensor_model_parallel_size", "must divide num_attention_heads (" +
+                                                       str(m.num_attention_heads) + "), got " + str(p.tensor));
+  if (m.num_key_value_heads % p.tensor != 0)
+    fail("parallelism.tensor_model_parallel_size", "must divide num_key_value_heads (" +
+                                                       str(m.num_key_value_heads) + "), got " + str(p.tensor));
+  if (m.intermediate_size % p.tensor != 0)
+    fail("parallelism.tensor_model_parallel_size",
+         "must divide intermediate_size (" + str(m.intermediate_size) + "), got " + str(p.tensor));
+  const bool uneven_stages = p.balance_pipeline_layers || !p.pipeline_layers.empty();
+  if (!p.pipeline_layers.empty()) {
+    const auto stages = static_cast<int64_t>(p.pipeline_layers.size());
+    const int64_t layers = std::accumulate(p.pipeline_layers.begin(), p.pipeline_layers.end(), int64_t{0});
+    if (stages != p.pipeline)
+      fail("parallelism.pipeline_layers", "needs one layer count per pipeline stage (" + str(p.pipeline) + "), got " + str(stages));
+    if (layers != m.num_layers)
+      fail("parallelism.pipeline_layers", "must add up to num_hidden_layers (" + str(m.num_layers) + "), got " + str(layers));
+  } else if (p.balance_pipeline_layers && m.num_layers < p.pipeline) {
+    fail("parallelism.pipeline_model_parallel_size",
+         "must not exceed num_hidden_layers (" + str(m.num_layers) + "), got " + str(p.pipeline));
+  } else if (!uneven_stages && m.num_layers % p.pipeline != 0) {
+    fail("parallelism.pipeline_model_parallel_size",
+         "must divide num_hidden_layers (" + str(m.num_layers) + "), got " + str(p.pipeline));
+  }
+  if (uneven_stages && p.layers_per_virtual_stage)
+    fail("parallelism.pipeline_layers", "cannot be combined with interleaving (num_layers_per_virtual_pipeline_stage)");
+  if (p.layers_per_virtual_stage) {
+    if (p.pipeline < 2)
+      fail("parallelism.num_layers_per_virtual_pipeline_stage", "interleaving needs pipeline_model_parallel_size >= 2");
+    if ((m.num_layers / p.pipeline) % p.layers_per_virtual_stage != 0)
+      fail("parallelism.num_layers_per_virtual_pipeline_stage",
+           "must divide the layers per pipeline stage (" + str(m.num_layers / p.pipeline) + "), got " +
+               str(p.layers_per_virtual_stage));
+  }
+  const int64_t model_parallel = p.tensor * p.pipeline;
+  if (s.cluster.num_gpus % model_parallel != 0)
+    fail("cluster.num_gpus", "must be a multiple of tensor x pipeline parallel size (" + str(model_parallel) +
+                                 "), got " + str(s.cluster.num_gpus));
+  const int64_t data = s.cluster.num_gpus / model_parallel;
+  if (p.data && p.data != data)
+    fail("parallelism.data_parallel_size", "is " + str(p.data) + " but num_gpus / (tensor x pipeline) = " + str(data));
+  p.data = data;
+  if (p.zero_stage > 0 && p.dp_sync != DpSync::auto_ && p.dp_sync != DpSync::ring)
+    fail("parallelism.dp_sync", to_string(p.dp_sync) + " synchronises with all-reduce, but zero_stage " + str(p.zero_stage) +
+                                     " reduce-scatters gradients (use ring or auto)");
+  const int64_t gpus_per_node = s.cluster.topology.gpus_per_node, dp_span = p.tensor * p.data;
+  const bool nodes_share_evenly = p.tensor % gpus_per_node == 0 || gpus_per_node % dp_span == 0 ||
+                                  (gpus_per_node % p.tensor == 0 && dp_span % gpus_per_node == 0);
+  if (p.dp_sync == DpSync::hierarchical && !nodes_share_evenly)
+    fail("parallelism.dp_sync", "hierarchical needs every node to hold as many ranks of each data-parallel group as "
+                                 "the others (tensor x data parallel size " + str(dp_span) + " against " +
+                                 str(gpus_per_node) + " GPUs per node)");
+  if (p.dp_sync == DpSync::parameter_server && s.cluster.topology.kind != TopologyKind::fat_tree)
+    fail("parallelism.dp_sync", "parameter servers attach to the core of a fat tree; topology '" +
+                                     s.cluster.topology.name + "' is not one");
+  if (p.dp_bucket_bytes == 0) p.dp_bucket_bytes = std::max<double>(40e6, 1e6 * data) * 4;  // Megatron's default
+  const TrainingConfig& t = s.training;
+  if (t.global_batch_size % (t.micro_batch_size * p.data) != 0)
+    fail("training.global_batch_size", "must be a multiple of micro_batch_size x data parallel size (" +
+                                           str(t.micro_batch_size) + " x " + str(p.data) + "), got " +
+                                           str(t.global_batch_size));
+  if (p.schedule == ScheduleKind::interleaved_1f1b && s.micro_batches() % p.pipeline != 0)
+    fail("training.global_batch_size", "interleaved_1f1b needs the micro-batches per pipeline (" +
+                                           str(s.micro_batches()) + ") to be a multiple of pipeline_model_parallel_size (" +
+                                           str(p.pipeline) + ")");
+  if (m.learned_position_embeddings && m.max_position_embeddings && t.seq_length > m.max_position_embeddings)
+    fail("training.seq_length", "exceeds the model's max_position_embeddings (" + str(m.max_position_embeddings) + ")");
+  if (t.dtype == Dtype::fp8 && s.cluster.gpu.peak_fp8_flops == 0)
+    fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
+  check_limits(s, file);
+}
+
+}  // namespace
+
+Scenario parse_scenario(const nlohmann::json& original, const std::string& source, const std::string& base_dir,
+                        const std::vector<std::string>& overrides) {
+  nlohmann::json document = original;
+  if (!document.is_object()) throw InputError(source, "", "a scenario must be a JSON object");
+  Scenario s;
+
+  // A model given as a path to a Hugging Face config.json is read leniently
+  // (such files carry many fields simtrain does not need).
+  std::string model_file = source;
+  bool model_is_file = false;
+  if (document.contains("model") && document["model"].is_string()) {
+    std::filesystem::path path(document["model"].get<std::string>());
+    if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
+    model_file = path.string();
+    std::error_code error;  // the throwing overload fails on names such as an over-long path
+    if (!std::filesystem::exists(path, error)) throw InputError(source, "model", "no such file: " + model_file);
+    document["model"] = read_json_file(model_file);
+    model_is_file = true;
+    s.files_read.push_back(model_file);
+  }
+  for (const std::string& assignment : overrides) apply_override(document, assignment, source);
+
+  JsonFields top(document, source, "");
+  s.source = source;
+  s.name = top.text("name").value_or(std::filesystem::path(source).stem().string());
+  top.text("description");
+  s.model = parse_model(top.raw("model"), model_file, model_is_file ? "" : "model.", !model_is_file);
+  s.training = parse_training(top.raw("training"), source);
+  const nlohmann::json no_parallelism = nlohmann::json::object();
+  s.parallel = parse_parallelism(top.has("parallelism") ? top.raw("parallelism") : no_parallelism, source);
+
+  JsonFields cluster(top.raw("cluster"), source, "cluster.");
+  s.cluster.gpu = gpu_from_json(cluster.raw("gpu"), source, "cluster.gpu");
+  s.cluster.num_gpus = cluster.required_integer("num_gpus");
+  s.cluster.topology = topology_from_json(cluster.raw("topology"), source, "cluster.topology", base_dir);
+  if (!s.cluster.topology.file.empty()) s.files_read.push_back(s.cluster.topology.file);
+  if (const std::optional<std::string> profile = cluster.text("kernel_profile")) {
+    const std::filesystem::path path = std::filesystem::path(base_dir) / *profile;  // an absolute path stays as it is
+    if (!std::filesystem::is_regular_file(path)) cluster.fail("kernel_profile", "no such file: " + path.string());
+    s.cluster.kernel_profile = path.string();
+    s.files_read.push_back(s.cluster.kernel_profile);
+  }
+  if (const int slots = s.cluster.topology.max_gpus(); slots > 0 && s.cluster.num_gpus > slots)
+    cluster.fail("num_gpus", "topology '" + s.cluster.topology.name + "' holds " + std::to_string(slots) +
+                                 " GPUs, got " + std::to_string(s.cluster.num_gpus));
+  check_consistency(s, source);
+  s.cluster.heterogeneity = parse_heterogeneity(cluster, s.cluster.num_gpus);  // sized by the checked GPU count
+  s.cluster.price_per_gpu_hour = cluster.number("price_per_gpu_hour").value_or(0);
+  auto section = [&](const char* key) { return top.has(key) ? &top.raw(key) : nullptr; };
+  s.run = parse_run_config(section("reliability"), section("checkpoint"), source);
+  cluster.reject_unknown();
+  top.reject_unknown();
+  s.document = document;
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    for (const EmbeddedFile& f : embedded_scenarios())
+      if (f.name == path) return parse_scenario(nlohmann::json::parse(f.text), "scenarios/" + std::string(f.name) + ".json", ".", overrides);
+  }
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  Scenario scenario = parse_scenario(read_json_file(path), path, base_dir.empty() ? "." : base_dir, overrides);
+  scenario.files_read.insert(scenario.files_read.begin(), path);
+  return scenario;
+}
+
+const char* default_scenario_name() { return "gpt3-175b-1024xh100"; }
+
+}  // namespace simtrain

@@ -1,0 +1,117 @@
+#pragma once
+// A scenario: the model, how it is trained, how it is parallelised, and on
+// which cluster. Field names follow Megatron-LM (parallelism, batch) and
+// Hugging Face config.json (model), so users can paste what they already have.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario/gpu_spec.hpp"
+#include "sim/scenario/heterogeneity.hpp"
+#include "sim/scenario/run_config.hpp"
+#include "sim/scenario/topology.hpp"
+
+namespace simtrain {
+
+enum class Dtype { bf16, fp16, fp8 };
+enum class Recompute { none, selective, full };
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
+// How data-parallel ranks synchronise gradients: auto lets the executor pick
+// ring or tree per all-reduce (as NCCL's tuner does).
+enum class DpSync { auto_, ring, tree, hierarchical, parameter_server };
+
+double dtype_bytes(Dtype dtype);
+std::string to_string(Dtype dtype);
+std::string to_string(Recompute recompute);
+std::string to_string(ScheduleKind schedule);
+std::string to_string(DpSync sync);
+
+struct ModelConfig {
+  std::string name;
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;  // == num_attention_heads unless GQA/MQA
+  int64_t intermediate_size = 0;    // MLP width (per gate for SwiGLU)
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;  // table size when positions are learned
+  bool gated_mlp = false;               // SwiGLU (Llama) instead of GELU (GPT)
+  bool rms_norm = false;                // RMSNorm (Llama) instead of LayerNorm (GPT)
+  bool linear_bias = true;              // biases in linear layers (GPT yes, Llama no)
+  bool learned_position_embeddings = true;  // GPT: learned table; Llama: rotary (no parameters)
+  bool tie_word_embeddings = true;
+
+  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+};
+
+struct TrainingConfig {
+  int64_t seq_length = 0;
+  int64_t micro_batch_size = 1;
+  int64_t global_batch_size = 0;
+  Dtype dtype = Dtype::bf16;
+  Recompute recompute = Recompute::none;
+  bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
+  double train_tokens = 0;      // the whole run's token budget (0: not given)
+};
+
+struct ParallelConfig {
+  int64_t tensor = 1;    // tensor_model_parallel_size
+  int64_t pipeline = 1;  // pipeline_model_parallel_size
+  int64_t data = 1;      // data_parallel_size (derived from the cluster's GPU count)
+  int64_t layers_per_virtual_stage = 0;  // 0: no interleaving
+  bool sequence_parallel = false;
+  int zero_stage = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;
+  double dp_bucket_bytes = 0;  // gradient bucket for overlapping DP traffic with backward
+  bool overlap_p2p_communication = false;  // pipeline transfers on their own stream (else they block compute)
+  bool overlap_grad_reduce = false;  // reduce buckets during the backward (else after it), as Megatron's flag
+  DpSync dp_sync = DpSync::auto_;
+  int64_t parameter_servers = 1;     // server hosts holding parameter shards (dp_sync parameter_server)
+  double dp_compression_ratio = 1;   // gradient traffic is divided by this
+  double dp_compression_seconds_per_byte = 1e-12;  // compress, and again decompress, per byte of uncompressed gradient
+  std::vector<int64_t> pipeline_layers;  // layers per pipeline stage; empty: uniform
+  bool balance_pipeline_layers = false;  // pipeline_layers "auto": the partitioner balances stage times
+
+  int64_t world_size() const { return tensor * pipeline * data; }
+};
+
+struct ClusterConfig {
+  int64_t num_gpus = 0;
+  GpuSpec gpu;
+  Topology topology;
+  std::string kernel_profile;  // kernel-profile database (resolved path); empty: built-in for the GPU, else roofline
+  Heterogeneity heterogeneity;
+  double price_per_gpu_hour = 0;  // USD, for cost figures
+};
+
+struct Scenario {
+  std::string name;
+  std::string source;  // the file it was read from, for error messages
+  std::vector<std::string> files_read;  // every file of the user's it came from: scenario, model config, topology, kernel profile
+  ModelConfig model;
+  TrainingConfig training;
+  ParallelConfig parallel;
+  ClusterConfig cluster;
+  RunConfig run;              // failures and checkpoints, for long runs
+  nlohmann::json document;  // the scenario as read, with overrides applied
+
+  // Model chunks per pipeline rank (v); 1 unless interleaved.
+  int64_t virtual_stages() const;
+  // Micro-batches per pipeline per step (m).
+  int64_t micro_batches() const;
+};
+
+// Reads a scenario file (or a built-in scenario by name); `overrides` are `key=value` strings (`--set`), where
+// key is a field name (searched in every section) or a dotted path.
+// Throws InputError naming file, field and reason.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+Scenario parse_scenario(const nlohmann::json& document, const std::string& source,
+                        const std::string& base_dir, const std::vector<std::string>& overrides = {});
+
+// The scenario `simtrain simulate` runs when given none; every file of
+// scenarios/ is compiled into the binary and can be named without its path.
+const char* default_scenario_name();
+
+}  // namespace simtrain

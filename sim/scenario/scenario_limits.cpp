@@ -1,0 +1,89 @@
+#include "sim/scenario/scenario_limits.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+#include <cstdio>
+
+#include "sim/base/input_error.hpp"
+#include "sim/base/limits.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace simtrain {
+
+namespace {
+
+// A count in full digits (1099511627776, not 1.09951e+12).
+std::string describe(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+}  // namespace
+
+double estimated_tasks(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  const double v = static_cast<double>(s.virtual_stages());
+  const double actions = static_cast<double>(s.micro_batches()) * v * (p.schedule == ScheduleKind::zb_h1 ? 3 : 2);
+  // A pass is followed by its TP collectives, one task per size: the layers'
+  // (two with sequence parallelism) and the cross-entropy's.
+  const double tp_sizes = p.tensor > 1 ? (p.sequence_parallel ? 3 : 2) : 0;
+  const double passes = s.training.recompute == Recompute::none ? 1 : 2;
+  const double tasks_per_action = passes * (1 + tp_sizes) + (p.pipeline > 1 ? 2 : 0) +  // send, receive
+                                  (p.zero_stage == 3 && p.data > 1 ? 2 : 0);             // gather, reduce-scatter
+  // At most one gradient bucket per unit of a chunk (its layers, embedding,
+  // head), each a compute task with its TP collectives, a reduction and a gather.
+  const double units_per_chunk = static_cast<double>(s.model.num_layers) / (static_cast<double>(p.pipeline) * v) + 2;
+  const double bucket_tasks = v * units_per_chunk * (3 + tp_sizes);
+  return static_cast<double>(p.world_size()) * (actions * tasks_per_action + bucket_tasks + 2);  // + optimizer, embedding sync
+}
+
+void check_limits(const Scenario& s, const std::string& file) {
+  auto fail = [&](const std::string& field, const std::string& reason) { throw InputError(file, field, reason); };
+  auto at_most = [&](const std::string& field, int64_t value, int64_t limit) {
+    if (value > limit)
+      fail(field, "must be at most " + std::to_string(limit) + ", got " + std::to_string(value));
+  };
+  at_most("cluster.num_gpus", s.cluster.num_gpus, limits::max_gpus);
+  at_most("model.num_hidden_layers", s.model.num_layers, limits::max_layers);
+
+  // The widest activation a token has, and its name.
+  const ModelConfig& m = s.model;
+  const double hidden = static_cast<double>(m.hidden_size);
+  const std::pair<double, const char*> widths[] = {
+      {hidden + 2.0 * static_cast<double>(m.num_key_value_heads * m.head_dim()), "query/key/value width"},
+      {(m.gated_mlp ? 2.0 : 1.0) * static_cast<double>(m.intermediate_size),
+       m.gated_mlp ? "2 x intermediate_size" : "intermediate_size"},
+      {static_cast<double>(m.vocab_size), "vocab_size"}};
+  const auto [width, width_name] = *std::max_element(std::begin(widths), std::end(widths),
+                                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  const double seq = static_cast<double>(s.training.seq_length);
+  const double tokens = static_cast<double>(s.training.micro_batch_size) * seq;
+  const struct {
+    const char* field;
+    std::string tensor;
+    double elements;
+  } tensors[] = {
+      {"model.hidden_size", "a weight (hidden_size x " + std::string(width_name) + ")", hidden * width},
+      {"model.max_position_embeddings", "the position table (max_position_embeddings x hidden_size)",
+       static_cast<double>(m.max_position_embeddings) * hidden},
+      {"training.seq_length", "an activation (micro_batch_size x seq_length x " + std::string(width_name) + ")",
+       tokens * width},
+      {"training.seq_length", "the attention scores (micro_batch_size x heads x seq_length^2)",
+       s.training.flash_attention ? 0 : tokens * static_cast<double>(m.num_attention_heads) * seq},
+  };
+  for (const auto& t : tensors)
+    if (t.elements > limits::max_tensor_elements)
+      fail(t.field, "too large: " + t.tensor + " would have " + describe(t.elements) +
+                        " elements, more than the limit of " + describe(limits::max_tensor_elements));
+
+  const double tasks = estimated_tasks(s);
+  if (tasks > limits::max_tasks)
+    fail("", "too large to simulate: the Program would have about " + describe(tasks) + " tasks (" +
+                 std::to_string(s.parallel.world_size()) + " GPUs x " + std::to_string(s.micro_batches()) +
+                 " micro-batches), more than the limit of " + describe(limits::max_tasks) +
+                 "; simulate fewer GPUs or micro-batches");
+}
+
+}  // namespace simtrain

@@ -1,0 +1,304 @@
+#include "sim/step/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/step/scenario_summary.hpp"
+#include "sim/base/text_format.hpp"
+
+namespace simtrain {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+constexpr double GiB = 1024.0 * 1024 * 1024;
+
+// Every figure of a TimeSplit, with its JSON key: one list for means and output alike.
+struct TimeSplitField {
+  const char* json_key;
+  double TimeSplit::*seconds;
+};
+constexpr TimeSplitField time_split_fields[] = {
+    {"compute_s", &TimeSplit::compute_seconds},       {"exposed_tp_s", &TimeSplit::exposed_tp_seconds},
+    {"exposed_pp_s", &TimeSplit::exposed_pp_seconds}, {"exposed_dp_s", &TimeSplit::exposed_dp_seconds},
+    {"idle_s", &TimeSplit::idle_seconds},             {"tp_s", &TimeSplit::tp_seconds},
+    {"pp_s", &TimeSplit::pp_seconds},                 {"dp_s", &TimeSplit::dp_seconds}};
+
+TimeSplit mean_split(const std::vector<StageFigures>& stages) {
+  TimeSplit mean;
+  for (const StageFigures& stage : stages)
+    for (const TimeSplitField& field : time_split_fields)
+      mean.*field.seconds += stage.time.*field.seconds / static_cast<double>(stages.size());
+  return mean;
+}
+
+// Priority of what occupies an instant: compute, then TP, PP, DP communication.
+int activity_level(const Task& task) {
+  if (is_compute(task.kind)) return 0;
+  switch (task.dim) {
+    case CommDim::tp: return 1;
+    case CommDim::pp: return 2;
+    default: return 3;
+  }
+}
+
+
+// Splits every rank's time, and the communication/compute ratios over them.
+void add_comm_ratios(StepReport& r, const Program& program, const Timeline& timeline) {
+  const double n = program.world_size;
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    const TimeSplit t = split_rank_time(program, timeline, rank, r.step_seconds);
+    r.ranks.push_back(t);
+    if (t.compute_seconds <= 0) continue;
+    const double c = t.compute_seconds;
+    r.comm_over_compute.tp += t.tp_seconds / c / n;
+    r.comm_over_compute.pp += t.pp_seconds / c / n;
+    r.comm_over_compute.dp += t.dp_seconds / c / n;
+    r.exposed_over_compute.tp += t.exposed_tp_seconds / c / n;
+    r.exposed_over_compute.pp += t.exposed_pp_seconds / c / n;
+    r.exposed_over_compute.dp += t.exposed_dp_seconds / c / n;
+    const double exposed = t.exposed_seconds() / c;
+    if (exposed > exposed_comm_warning_fraction) ++r.ranks_over_warning;
+    if (exposed > r.most_exposed_over_compute) r.most_exposed_over_compute = exposed, r.most_exposed_rank = rank;
+  }
+}
+
+}  // namespace
+
+TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int rank, double step_seconds) {
+  struct Edge {
+    double time;
+    int level;
+    int delta;
+  };
+  std::vector<Edge> edges;
+  for (int id : program.rank_tasks[rank]) {
+    const TaskTiming& t = timeline.tasks[id];
+    if (t.end <= t.start) continue;
+    const int level = activity_level(program.tasks[id]);
+    edges.push_back({t.start, level, +1});
+    edges.push_back({t.end, level, -1});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.time < b.time; });
+  int active[4] = {0, 0, 0, 0};
+  double seconds[5] = {0, 0, 0, 0, 0};  // compute, tp, pp, dp, idle
+  double busy[4] = {0, 0, 0, 0};
+  double now = 0;
+  for (const Edge& e : edges) {
+    int level = 0;
+    while (level < 4 && active[level] == 0) ++level;
+    seconds[level] += e.time - now;
+    for (int l = 1; l < 4; ++l)
+      if (active[l] > 0) busy[l] += e.time - now;
+    now = e.time;
+    active[e.level] += e.delta;
+  }
+  seconds[4] += step_seconds - now;
+  return {seconds[0], seconds[1], seconds[2], seconds[3], seconds[4], busy[1], busy[2], busy[3]};
+}
+
+StepReport timing_report(const Program& program, const Timeline& timeline) {
+  StepReport r;
+  r.step_seconds = timeline.step_seconds;
+  for (int pp = 0; pp < program.pipeline_size; ++pp) {
+    StageFigures stage;
+    stage.pipeline_rank = pp;
+    for (int rank = 0; rank < program.world_size; ++rank)
+      if (program.coords[rank].pp == pp && program.coords[rank].tp == 0 && program.coords[rank].dp == 0) stage.rank = rank;
+    stage.time = split_rank_time(program, timeline, stage.rank, r.step_seconds);
+    r.stages.push_back(stage);
+  }
+  r.mean_split = mean_split(r.stages);
+  r.bubble_fraction = r.mean_split.idle_seconds / r.step_seconds;
+  r.bubble_over_compute = r.mean_split.idle_seconds / r.mean_split.compute_seconds;
+  r.tasks = static_cast<long long>(program.tasks.size());
+  add_comm_ratios(r, program, timeline);
+  r.busiest_links = timeline.busiest_links;
+  return r;
+}
+
+StepReport make_report(const Scenario& s, const Workload& w, const Program& program, const Timeline& timeline,
+                       const CostModel& cost_model, double wall_seconds) {
+  StepReport r = timing_report(program, timeline);
+  r.scenario_name = s.name;
+  r.scenario_summary_lines = scenario_summary_lines(s, w);
+  r.scenario_summary = scenario_summary_json(s, w);
+  r.configuration = s.document;
+  r.stopped = timeline.stopped;
+  r.stop_reason = timeline.stop_reason;
+  const double gpus = program.world_size;
+  const double peak = s.training.dtype == Dtype::fp8 ? s.cluster.gpu.peak_fp8_flops : s.cluster.gpu.peak_bf16_flops;
+  r.tokens_per_second = w.tokens_per_step / r.step_seconds;
+  r.model_tflops_per_gpu = w.model_flops_per_step / r.step_seconds / gpus / 1e12;
+  r.hardware_tflops_per_gpu = w.hardware_flops_per_step / r.step_seconds / gpus / 1e12;
+  r.mfu = w.model_flops_per_step / (r.step_seconds * gpus * peak);
+  r.gpu_memory_bytes = s.cluster.gpu.memory_bytes;
+
+  for (StageFigures& stage : r.stages) {
+    stage.memory = memory_for_rank(s, w, program, stage.rank);
+    r.peak_memory_bytes = std::max(r.peak_memory_bytes, stage.memory.total_bytes());
+  }
+  r.out_of_memory = r.peak_memory_bytes > r.gpu_memory_bytes;
+
+  std::vector<long long> uses(program.works.size(), 0);
+  for (const Task& t : program.tasks)
+    if (t.work >= 0) ++uses[t.work];
+  for (size_t i = 0; i < program.works.size(); ++i)
+    for (const Op& op : program.works[i].ops)
+      r.time_sources[to_string(op.op_class)][to_string(cost_model.op_time(op, s.training.dtype).source)] += uses[i];
+
+  r.simulated_tasks = static_cast<long long>(timeline.simulated_tasks);
+  r.flows = static_cast<long long>(timeline.flows);
+  r.closed_form_collectives = static_cast<long long>(timeline.closed_form_collectives);
+  r.wall_seconds = wall_seconds;
+  return r;
+}
+
+namespace {
+
+ordered_json to_json(const TimeSplit& t) {
+  ordered_json figures;
+  for (const TimeSplitField& field : time_split_fields) figures[field.json_key] = t.*field.seconds;
+  return figures;
+}
+
+ordered_json to_json(const CommRatios& c) { return {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}}; }
+
+ordered_json communication_json(const StepReport& r) {
+  ordered_json ranks = ordered_json::array();
+  for (const TimeSplit& t : r.ranks) ranks.push_back(to_json(t));
+  ordered_json links = ordered_json::array();
+  for (const LinkLoad& l : r.busiest_links)
+    links.push_back({{"link", l.link},
+                     {"bytes", l.bytes},
+                     {"bandwidth_Bps", l.bytes_per_second},
+                     {"utilisation", l.bytes / (l.bytes_per_second * r.step_seconds)}});
+  return {{"comm_over_compute", to_json(r.comm_over_compute)},
+          {"exposed_over_compute", to_json(r.exposed_over_compute)},
+          {"most_exposed_rank", r.most_exposed_rank},
+          {"most_exposed_over_compute", r.most_exposed_over_compute},
+          {"ranks_over_warning", r.ranks_over_warning},
+          {"warning_fraction", exposed_comm_warning_fraction},
+          {"definition", "per rank: communication time of a dimension (its tasks' union, hidden or not) or its "
+                         "exposed time, over compute time; means over ranks"},
+          {"ranks", ranks},
+          {"busiest_links", links},
+          {"busiest_links_definition", "bytes carried / (bandwidth x step time)"}};
+}
+
+ordered_json to_json(const MemoryBreakdown& m) {
+  return {{"weights_bytes", m.weights_bytes},
+          {"gradients_bytes", m.gradients_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_bytes", m.activations_bytes},
+          {"total_bytes", m.total_bytes()},
+          {"peak_in_flight_microbatches", m.peak_in_flight_microbatches}};
+}
+
+}  // namespace
+
+ordered_json to_json(const StepReport& r) {
+  ordered_json stages = ordered_json::array();
+  for (const StageFigures& st : r.stages)
+    stages.push_back({{"pipeline_rank", st.pipeline_rank},
+                      {"rank", st.rank},
+                      {"time", to_json(st.time)},
+                      {"bubble_fraction", st.time.idle_seconds / r.step_seconds},
+                      {"memory", to_json(st.memory)}});
+  return {{"scenario", r.scenario_summary},
+          {"step_time_s", r.step_seconds},
+          {"stopped", r.stopped ? ordered_json(r.stop_reason) : ordered_json(false)},
+          {"tokens_per_s", r.tokens_per_second},
+          {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+          {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"bubble",
+           {{"fraction_of_step", r.bubble_fraction},
+            {"over_compute", r.bubble_over_compute},
+            {"definition", "idle time of a stage's GPU (no compute, no communication) / step time, mean over "
+                           "pipeline stages; over_compute = idle / compute (Megatron-LM's definition)"}}},
+          {"mean_time_split", to_json(r.mean_split)},
+          {"communication", communication_json(r)},
+          {"stages", stages},
+          {"memory",
+           {{"gpu_bytes", r.gpu_memory_bytes}, {"peak_bytes", r.peak_memory_bytes}, {"out_of_memory", r.out_of_memory}}},
+          {"compute_time_sources", r.time_sources},
+          {"simulation",
+           {{"tasks", r.tasks},
+            {"simulated_tasks", r.simulated_tasks},
+            {"flows", r.flows},
+            {"closed_form_collectives", r.closed_form_collectives}}},
+          {"scenario_document", r.configuration}};
+}
+
+std::string to_text(const StepReport& r) {
+  std::string out;
+  auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
+  auto ms = [](double seconds) { return format("%.1f ms", seconds * 1e3); };
+  out += "simtrain: " + r.scenario_name + "\n";
+  for (const std::string& summary_line : r.scenario_summary_lines) out += summary_line + "\n";
+  if (!r.scenario_summary_lines.empty()) out += "\n";
+  if (r.stopped) out += format("JOB STOPPED at %.4f s: ", r.step_seconds) + r.stop_reason + " (figures below cover the step until then)\n";
+  line("step time", format("%.4f s", r.step_seconds));
+  line("throughput", with_commas(r.tokens_per_second) + " tokens/s");
+  line("achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +
+                       format(" (%.1f with recompute)", r.hardware_tflops_per_gpu));
+  line("MFU", format("%.1f %%", r.mfu * 100) + "  (model FLOPs / (step time x GPUs x peak))");
+  line("pipeline bubble", format("%.1f %% of the step", r.bubble_fraction * 100) +
+                              format(" (idle / step, mean over stages; idle / compute = %.1f %%)",
+                                     r.bubble_over_compute * 100));
+  line("exposed comm", "TP " + ms(r.mean_split.exposed_tp_seconds) + ", PP " + ms(r.mean_split.exposed_pp_seconds) +
+                           ", DP " + ms(r.mean_split.exposed_dp_seconds) + "  (not hidden by compute, mean over stages)");
+  auto percents = [](const CommRatios& c) {
+    return format("TP %.1f %%", c.tp * 100) + format(", PP %.1f %%", c.pp * 100) + format(", DP %.1f %%", c.dp * 100);
+  };
+  const std::string most = "rank " + std::to_string(r.most_exposed_rank) + format(", %.1f %%", r.most_exposed_over_compute * 100);
+  line("comm / compute", percents(r.comm_over_compute) + "  (all communication time / compute, mean over ranks)");
+  line("exposed / compute", percents(r.exposed_over_compute) + "  (most: " + most + ")");
+  if (r.ranks_over_warning > 0)
+    line("WARNING", format("exposed communication exceeds %.0f %% of compute", exposed_comm_warning_fraction * 100) +
+                        " on " + std::to_string(r.ranks_over_warning) + " of " + std::to_string(r.ranks.size()) +
+                        " ranks (most: " + most + ")");
+  if (!r.busiest_links.empty()) {
+    std::string links;
+    for (size_t i = 0; i < r.busiest_links.size() && i < 4; ++i) {
+      const LinkLoad& l = r.busiest_links[i];
+      links += (i ? ", " : "") + l.link + format(" %.1f %%", 100 * l.bytes / (l.bytes_per_second * r.step_seconds));
+    }
+    line("busiest links", links + "  (bytes carried / (bandwidth x step time))");
+  }
+  const StageFigures* worst = &r.stages.front();
+  for (const StageFigures& st : r.stages)
+    if (st.memory.total_bytes() > worst->memory.total_bytes()) worst = &st;
+  const MemoryBreakdown& m = worst->memory;
+  line("memory per GPU", format("%.1f GiB", m.total_bytes() / GiB) + format(" of %.0f GiB", r.gpu_memory_bytes / GiB) +
+                             (r.out_of_memory ? "  OUT OF MEMORY" : "  fits") + " (peak: stage " +
+                             std::to_string(worst->pipeline_rank) + ")");
+  line("", format("weights %.1f GiB", m.weights_bytes / GiB) + format(", gradients %.1f", m.gradients_bytes / GiB) +
+               format(", optimizer %.1f", m.optimizer_bytes / GiB) +
+               format(", activations %.1f", m.activations_bytes / GiB) + " (" +
+               std::to_string(m.peak_in_flight_microbatches) + " micro-batch chunks in flight)");
+  out += "\nstage  compute      TP exposed   PP exposed   DP exposed   idle         memory\n";
+  for (const StageFigures& st : r.stages) {
+    char row[160];
+    std::snprintf(row, sizeof row, "%5d  %-11s  %-11s  %-11s  %-11s  %-11s  %.1f GiB\n", st.pipeline_rank,
+                  ms(st.time.compute_seconds).c_str(), ms(st.time.exposed_tp_seconds).c_str(),
+                  ms(st.time.exposed_pp_seconds).c_str(), ms(st.time.exposed_dp_seconds).c_str(),
+                  ms(st.time.idle_seconds).c_str(), st.memory.total_bytes() / GiB);
+    out += row;
+  }
+  out += "\ncompute times from:";
+  for (const auto& [op_class, sources] : r.time_sources) {
+    out += " " + op_class + " (";
+    bool first = true;
+    for (const auto& [source, count] : sources) out += (first ? "" : ", ") + with_commas(count) + " " + source, first = false;
+    out += ")";
+  }
+  out += "\nsimulated " + with_commas(r.tasks) + " tasks (" + with_commas(r.simulated_tasks) + " by actors), " +
+         with_commas(r.flows) + " network flows, " + with_commas(r.closed_form_collectives) +
+         " closed-form collectives, in " + format("%.2f s", r.wall_seconds) + "\n";
+  return out;
+}
+
+}  // namespace simtrain

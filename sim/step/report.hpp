@@ -1,0 +1,103 @@
+#pragma once
+// The figures users read after a simulated step: speed, efficiency, where
+// time went on each pipeline stage, and memory per GPU.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/model/cost_model.hpp"
+#include "sim/step/memory_model.hpp"
+#include "sim/program/program.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/program/timeline.hpp"
+#include "sim/model/workload.hpp"
+
+namespace simtrain {
+
+// Where one rank's step time went. Every instant is counted once: compute,
+// else exposed communication (TP before PP before DP when several overlap),
+// else idle (the pipeline bubble, and waiting for the peers of a collective:
+// a collective's timing starts when its whole group has arrived, see
+// timeline.hpp). The five add up to the step time.
+struct TimeSplit {
+  double compute_seconds = 0;
+  double exposed_tp_seconds = 0;
+  double exposed_pp_seconds = 0;
+  double exposed_dp_seconds = 0;
+  double idle_seconds = 0;
+  // Communication of each dimension, hidden by compute or not (its tasks' union).
+  double tp_seconds = 0;
+  double pp_seconds = 0;
+  double dp_seconds = 0;
+
+  double exposed_seconds() const { return exposed_tp_seconds + exposed_pp_seconds + exposed_dp_seconds; }
+};
+
+// A warning is printed where exposed communication exceeds this fraction of compute.
+constexpr double exposed_comm_warning_fraction = 0.30;
+
+// Communication over compute time, per parallel dimension.
+struct CommRatios {
+  double tp = 0, pp = 0, dp = 0;
+};
+
+TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int rank, double step_seconds);
+
+struct StageFigures {
+  int pipeline_rank = 0;
+  int rank = 0;  // the rank measured (tp 0, dp 0 of this stage)
+  TimeSplit time;
+  MemoryBreakdown memory;
+};
+
+struct StepReport {
+  std::string scenario_name;
+  // What was simulated (sim/step/scenario_summary.hpp); empty for a recorded trace.
+  std::vector<std::string> scenario_summary_lines;
+  nlohmann::ordered_json scenario_summary;
+  nlohmann::json configuration;  // the scenario document as simulated, for the record
+  double step_seconds = 0;
+  bool stopped = false;  // a failure stopped the job: the figures cover the time until then
+  std::string stop_reason;
+  double tokens_per_second = 0;
+  double model_tflops_per_gpu = 0;     // without recompute
+  double hardware_tflops_per_gpu = 0;  // with recompute
+  double mfu = 0;
+  double bubble_fraction = 0;             // idle / step, mean over stages
+  double bubble_over_compute = 0;         // Megatron's definition: idle / compute
+  TimeSplit mean_split;                   // mean over stages
+  std::vector<StageFigures> stages;
+  std::vector<TimeSplit> ranks;           // every rank's split, by rank
+  CommRatios comm_over_compute;           // mean over ranks
+  CommRatios exposed_over_compute;        // mean over ranks
+  int most_exposed_rank = 0;              // the highest exposed communication / compute
+  double most_exposed_over_compute = 0;
+  int ranks_over_warning = 0;             // ranks above exposed_comm_warning_fraction
+  std::vector<LinkLoad> busiest_links;    // from the timeline
+  double gpu_memory_bytes = 0;
+  double peak_memory_bytes = 0;
+  bool out_of_memory = false;
+  // op class -> time source -> number of ops timed that way in the step
+  std::map<std::string, std::map<std::string, long long>> time_sources;
+  long long tasks = 0;
+  long long simulated_tasks = 0;
+  long long flows = 0;
+  long long closed_form_collectives = 0;
+  double wall_seconds = 0;
+};
+
+// The figures a timeline alone gives (a recorded trace has no scenario):
+// step time and, per pipeline stage (its tp 0, dp 0 rank), where the time
+// went; bubble fraction and the mean split. Other fields stay zero.
+StepReport timing_report(const Program& program, const Timeline& timeline);
+
+StepReport make_report(const Scenario& scenario, const Workload& workload, const Program& program,
+                       const Timeline& timeline, const CostModel& cost_model, double wall_seconds);
+
+// In the text report's order: what was simulated first.
+nlohmann::ordered_json to_json(const StepReport& report);
+std::string to_text(const StepReport& report);
+
+}  // namespace simtrain

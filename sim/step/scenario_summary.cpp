@@ -1,0 +1,84 @@
+#include "sim/step/scenario_summary.hpp"
+
+#include "sim/base/text_format.hpp"
+
+namespace simtrain {
+
+namespace {
+
+std::string on_off(bool on) { return on ? "on" : "off"; }
+
+std::string parameter_count(double parameters) {
+  if (parameters >= 1e9) return format("%.1f B", parameters / 1e9);
+  if (parameters >= 1e6) return format("%.1f M", parameters / 1e6);
+  return with_commas(parameters);
+}
+
+std::string parallel_layout(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  std::string layout = "TP " + std::to_string(p.tensor) + " x PP " + std::to_string(p.pipeline) + " x DP " +
+                       std::to_string(p.data);
+  if (s.virtual_stages() > 1) layout += " x " + std::to_string(s.virtual_stages()) + " virtual stages";
+  return layout;
+}
+
+std::string aligned_line(const std::string& label, const std::string& value) {
+  std::string line;
+  add_line(line, label, value);
+  line.pop_back();  // add_line ends it with a newline
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workload& w) {
+  const ModelConfig& m = s.model;
+  const ParallelConfig& p = s.parallel;
+  const TrainingConfig& t = s.training;
+  return {
+      aligned_line("model", m.name + ": " + std::to_string(m.num_layers) + " layers, hidden size " +
+                                std::to_string(m.hidden_size) + ", " +
+                                parameter_count(w.total_parameters) + " parameters"),
+      aligned_line("cluster", std::to_string(s.cluster.num_gpus) + " x " + s.cluster.gpu.name + ", topology " +
+                                  s.cluster.topology.name),
+      aligned_line("parallelism", parallel_layout(s) + ", schedule " + to_string(p.schedule) + ", ZeRO stage " +
+                                      std::to_string(p.zero_stage) + ", sequence parallel " +
+                                      on_off(p.sequence_parallel)),
+      aligned_line("batch", "micro-batch size " + std::to_string(t.micro_batch_size) + ", " +
+                                std::to_string(s.micro_batches()) + " micro-batches per pipeline (global batch " +
+                                std::to_string(t.global_batch_size) + ", sequence length " +
+                                std::to_string(t.seq_length) + ")"),
+      aligned_line("training", to_string(t.dtype) + ", recompute " + to_string(t.recompute)),
+  };
+}
+
+nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& w) {
+  const ModelConfig& m = s.model;
+  const ParallelConfig& p = s.parallel;
+  const TrainingConfig& t = s.training;
+  nlohmann::ordered_json summary;
+  summary["name"] = s.name;
+  summary["model"] = {{"name", m.name},
+                      {"num_hidden_layers", m.num_layers},
+                      {"hidden_size", m.hidden_size},
+                      {"parameters", w.total_parameters}};
+  summary["cluster"] = {{"num_gpus", s.cluster.num_gpus},
+                        {"gpu", s.cluster.gpu.name},
+                        {"topology", s.cluster.topology.name}};
+  summary["parallelism"] = {{"tensor_model_parallel_size", p.tensor},
+                            {"pipeline_model_parallel_size", p.pipeline},
+                            {"data_parallel_size", p.data},
+                            {"virtual_stages", s.virtual_stages()},
+                            {"schedule", to_string(p.schedule)},
+                            {"zero_stage", p.zero_stage},
+                            {"sequence_parallel", p.sequence_parallel}};
+  summary["training"] = {{"micro_batch_size", t.micro_batch_size},
+                         {"micro_batches", s.micro_batches()},
+                         {"global_batch_size", t.global_batch_size},
+                         {"seq_length", t.seq_length},
+                         {"dtype", to_string(t.dtype)},
+                         {"recompute_granularity", to_string(t.recompute)}};
+  return summary;
+}
+
+}  // namespace simtrain
