@@ -117,7 +117,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       outputs.refuse_inputs(scenario.files_read);
       ReplayOptions options;
       options.free_communication = free_communication;
-      options.allreduce_algorithm = algorithm;
+      options.allreduce_algorithm = parse_allreduce_algorithm(algorithm);
       const bool show_progress = !quiet && ::isatty(STDERR_FILENO);
       if (show_progress)
         options.on_progress = [&err](const ReplayProgress& p) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <ostream>
 #include <regex>
 #include <span>
 #include <sstream>
@@ -31,6 +32,8 @@ struct GoldenScenario {
   std::string name;
   bool report_only = false;  // its trace and Program run to gigabytes
 };
+
+void PrintTo(const GoldenScenario& scenario, std::ostream* out) { *out << scenario.name; }
 
 std::vector<GoldenScenario> golden_scenarios() {
   std::vector<GoldenScenario> scenarios;

@@ -72,11 +72,19 @@ double ring_seconds(TaskKind kind, int n, double bytes, double bandwidth, double
   return factor * bytes / bandwidth + steps * step_latency;
 }
 
+// The tasks of `rank` on `stream`, in issue order.
+std::vector<int> stream_tasks(const Program& p, int rank, Stream stream) {
+  std::vector<int> ids;
+  for (int id : p.rank_tasks[rank])
+    if (p.tasks[id].stream == stream) ids.push_back(id);
+  return ids;
+}
+
 // When task `id` could start on its own rank: its dependencies and the task before it on its stream have ended.
 double own_ready_seconds(const Program& p, const Timeline& timeline, int id) {
   double ready = 0;
   for (int dep : p.tasks[id].deps) ready = std::max(ready, timeline.tasks[dep].end);
-  const std::vector<int> stream = p.stream_tasks(p.tasks[id].rank, p.tasks[id].stream);
+  const std::vector<int> stream = stream_tasks(p, p.tasks[id].rank, p.tasks[id].stream);
   const auto it = std::find(stream.begin(), stream.end(), id);
   if (it != stream.begin()) ready = std::max(ready, timeline.tasks[*std::prev(it)].end);
   return ready;
@@ -143,7 +151,7 @@ TEST(Replay, LoneRingCollectivesMatchTheClosedForm) {
     for (int n : {2, 4, 8, 16}) {
       const Program p = lone_collective(n, kind, bytes, CommDim::dp);
       ReplayOptions options;
-      options.allreduce_algorithm = "ring";
+      options.allreduce_algorithm = Algorithm::ring;
       const Timeline t = replay(p, Fabric(one_gpu_per_node(25, hop_latency), n), {}, options);
       // A GPU-to-GPU step crosses two NIC hops.
       const double expected = ring_seconds(kind, n, bytes, bandwidth, 2 * hop_latency);
@@ -164,7 +172,7 @@ TEST(Replay, LoneRingAllReduceAroundATorusRingMatchesTheClosedForm) {
     t.torus_link_latency_seconds = hop_latency;
     const Program p = lone_collective(n, TaskKind::ALLREDUCE, bytes, CommDim::dp);
     ReplayOptions options;
-    options.allreduce_algorithm = "ring";
+    options.allreduce_algorithm = Algorithm::ring;
     const Timeline timeline = replay(p, Fabric(t, n), {}, options);
     // Ring neighbours are one torus hop apart, the last rank's wrapping around to rank 0.
     const double expected = ring_seconds(TaskKind::ALLREDUCE, n, bytes, bandwidth, hop_latency);
@@ -181,7 +189,7 @@ TEST(Replay, IsolatedTensorParallelGroupsUseTheSameClosedFormWithoutFlows) {
   node.nvlink_latency_seconds = 1e-6;
   const Program p = lone_collective(8, TaskKind::ALLREDUCE, 64e6, CommDim::tp);
   ReplayOptions options;
-  options.allreduce_algorithm = "ring";
+  options.allreduce_algorithm = Algorithm::ring;
   const Timeline t = replay(p, Fabric(node, 8), {}, options);
   EXPECT_NEAR(t.step_seconds / ring_seconds(TaskKind::ALLREDUCE, 8, 64e6, 450e9, 2e-6), 1.0, 1e-9);
   EXPECT_EQ(t.closed_form_collectives, 1u);
@@ -249,7 +257,7 @@ TEST(Replay, EveryTaskRunsOnceAfterItsDependencies) {
           for (int rank = 0; rank < sim.program.world_size; ++rank)
             for (Stream stream : {Stream::compute, Stream::dp, Stream::dp_gather}) {
               double free_at = 0;
-              for (int id : sim.program.stream_tasks(rank, stream)) {
+              for (int id : stream_tasks(sim.program, rank, stream)) {
                 ASSERT_GE(sim.timeline.tasks[id].start + 1e-15, free_at) << sim.program.tasks[id].name;
                 free_at = sim.timeline.tasks[id].end;
               }

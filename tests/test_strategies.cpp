@@ -87,7 +87,7 @@ TEST(ParameterServer, RingAllReduceBeatsOneServerForManyWorkers) {
   const int workers = 16;
   const Program ring = dp_sync(workers, 0, gradient_bytes, {TaskKind::ALLREDUCE});
   ReplayOptions options;
-  options.allreduce_algorithm = "ring";
+  options.allreduce_algorithm = Algorithm::ring;
   const Fabric fabric(one_gpu_per_node(nic_Bps / 1e9, hop_latency), workers);
   EXPECT_LT(replay(ring, fabric, {}, options).step_seconds, parameter_server_seconds(workers, 1) / 4);
 }
@@ -139,11 +139,11 @@ TEST(DpSync, TreeAndRingAreStatedOnTheGroup) {
     const Program p = program_of(with_parallelism(1, 1, 4, {{"dp_sync", algorithm}}));
     const auto reductions = tasks_of(p, 0, TaskKind::ALLREDUCE);
     ASSERT_FALSE(reductions.empty());
-    EXPECT_EQ(p.groups[reductions[0]->group].allreduce_algorithm, algorithm);
+    EXPECT_EQ(p.groups[reductions[0]->group].allreduce_algorithm, parse_allreduce_algorithm(algorithm));
     EXPECT_THAT(reductions[0]->name, HasSubstr(algorithm));
   }
   const Program automatic = program_of(with_parallelism(1, 1, 4, json::object()));
-  EXPECT_EQ(automatic.groups[tasks_of(automatic, 0, TaskKind::ALLREDUCE)[0]->group].allreduce_algorithm, "");
+  EXPECT_EQ(automatic.groups[tasks_of(automatic, 0, TaskKind::ALLREDUCE)[0]->group].allreduce_algorithm, std::nullopt);
 }
 
 TEST(DpSync, HierarchicalReducesWithinNodesThenAcrossThem) {
@@ -286,7 +286,7 @@ TEST(Diagnostics, LinksCarryWhatTheFlowsRoutedOverThem) {
   const int n = 4;
   const Program p = dp_sync(n, 0, gradient_bytes, {TaskKind::ALLREDUCE});
   ReplayOptions options;
-  options.allreduce_algorithm = "ring";
+  options.allreduce_algorithm = Algorithm::ring;
   const Timeline t = replay(p, Fabric(one_gpu_per_node(nic_Bps / 1e9, hop_latency), n), {}, options);
   ASSERT_FALSE(t.busiest_links.empty());
   for (const LinkLoad& l : t.busiest_links) {

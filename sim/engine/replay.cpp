@@ -121,9 +121,8 @@ private:
   }
 
   Algorithm algorithm_for(TaskKind kind, const Group& group, double bytes) {
-    const std::string& wanted = group.allreduce_algorithm.empty() ? options_.allreduce_algorithm : group.allreduce_algorithm;
-    if (kind != TaskKind::ALLREDUCE || wanted == "ring") return Algorithm::ring;
-    if (wanted == "tree") return Algorithm::tree;
+    if (kind != TaskKind::ALLREDUCE) return Algorithm::ring;
+    if (const auto wanted = group.allreduce_algorithm ? group.allreduce_algorithm : options_.allreduce_algorithm) return *wanted;
     auto key = std::make_pair(group.id, bytes);
     auto it = chosen_algorithm_.find(key);
     if (it == chosen_algorithm_.end())

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,7 @@ struct ReplayOptions {
   std::vector<double> gpu_speed_factors;                 // per rank (empty: all 1); a TP group runs at its slowest
   std::map<std::string, double> link_bandwidth_factors;  // fabric link name -> fraction of nominal bandwidth
   std::vector<FailureEvent> failures;
-  std::string allreduce_algorithm = "auto";  // auto (NCCL-like choice), ring, tree
+  std::optional<Algorithm> allreduce_algorithm;  // where the group fixes none; empty: NCCL-like choice
   // Called in the calling thread about four times a second while it runs.
   std::function<void(const ReplayProgress&)> on_progress;
   // Setting it (from any thread) stops the simulation: replay throws Interrupted.

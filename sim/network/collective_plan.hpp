@@ -6,13 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "sim/network/collective_algorithm.hpp"
 #include "sim/network/fabric.hpp"
 #include "sim/model/task_kind.hpp"
 
 namespace simtrain {
-
-enum class Algorithm { ring, tree };
-std::string to_string(Algorithm algorithm);
 
 struct Flow {
   int src = 0, dst = 0;  // ranks (one GPU each)
@@ -46,6 +44,13 @@ std::vector<std::pair<int, double>> link_loads(const CollectivePlan& plan, const
 // Time of a plan when its flows share links only with each other: the most
 // loaded link's bytes over its bandwidth, plus the latency.
 double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric);
+
+// The algorithms, one file each (ring_collective.cpp, tree_collective.cpp,
+// parameter_server_collective.cpp), over the declarations above.
+CollectivePlan ring_plan(TaskKind kind, const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
+CollectivePlan tree_plan(const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
+// One step's latency: the slowest route among `flows`.
+double max_hop_latency(const std::vector<Flow>& flows, const Fabric& fabric);
 
 // NCCL's choice for all-reduce: the algorithm with the smaller closed-form time.
 Algorithm choose_allreduce_algorithm(const std::vector<int>& ranks, double bytes, const Fabric& fabric);

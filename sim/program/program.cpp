@@ -23,13 +23,6 @@ double work_seconds(const CostModel& model, const Work& work, Dtype dtype) {
   return accumulate_op_seconds(work.fixed_seconds, model, work.ops, dtype);
 }
 
-std::vector<int> Program::stream_tasks(int rank, Stream stream) const {
-  std::vector<int> ids;
-  for (int id : rank_tasks[rank])
-    if (tasks[id].stream == stream) ids.push_back(id);
-  return ids;
-}
-
 std::vector<TaskQueue> task_queues(const Program& program, int rank) {
   std::map<std::pair<Stream, int>, std::vector<int>> queues;  // ordered: every executor sees the same queues
   for (int id : program.rank_tasks[rank]) {
@@ -66,7 +59,7 @@ nlohmann::json to_json(const Program& program) {
   nlohmann::json groups = nlohmann::json::array();
   for (const Group& group : program.groups) {
     groups.push_back({{"id", group.id}, {"name", group.name}, {"dim", to_string(group.dim)}, {"ranks", group.ranks}});
-    if (!group.allreduce_algorithm.empty()) groups.back()["allreduce_algorithm"] = group.allreduce_algorithm;
+    if (group.allreduce_algorithm) groups.back()["allreduce_algorithm"] = to_string(*group.allreduce_algorithm);
     if (group.servers > 0) groups.back()["servers"] = group.servers;
   }
   nlohmann::json ranks = nlohmann::json::array();

@@ -3,6 +3,7 @@
 // their dependencies. The simulator replays it, the live runner executes it
 // and the GUI draws it; it holds nothing specific to any of them.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "sim/model/cost_model.hpp"
 #include "sim/model/task_kind.hpp"
 #include "sim/model/workload.hpp"
+#include "sim/network/collective_algorithm.hpp"
 
 namespace simtrain {
 
@@ -39,7 +41,7 @@ struct Group {
   CommDim dim = CommDim::none;
   std::string name;        // "tp5", "dp12", "emb0"
   std::vector<int> ranks;  // in ring order
-  std::string allreduce_algorithm;  // "ring" or "tree"; empty: the executor chooses
+  std::optional<Algorithm> allreduce_algorithm;  // empty: the executor chooses
   // Parameter servers (hosts after the GPUs) the group synchronises through:
   // a reduce-scatter pushes each rank's gradients to them, in one shard per
   // server; an all-gather pulls the summed shards back.
@@ -83,8 +85,6 @@ struct Program {
   std::vector<Group> groups;
   std::vector<Task> tasks;                    // indexed by id
   std::vector<std::vector<int>> rank_tasks;   // task ids of each rank, in issue order
-
-  std::vector<int> stream_tasks(int rank, Stream stream) const;
 };
 
 // A rank's tasks as an executor runs them: one queue per stream, and on the

@@ -93,7 +93,7 @@ private:
           for (int r : ranks) dp_group_[r] = id;
           prog_.groups[id].servers = prog_.servers;
           if (s_.parallel.dp_sync == DpSync::ring || s_.parallel.dp_sync == DpSync::tree)
-            prog_.groups[id].allreduce_algorithm = to_string(s_.parallel.dp_sync);
+            prog_.groups[id].allreduce_algorithm = s_.parallel.dp_sync == DpSync::ring ? Algorithm::ring : Algorithm::tree;
         }
     // Tied input and output embeddings live on the first and last stage;
     // Megatron all-reduces their gradients between the two.
@@ -220,7 +220,7 @@ private:
     const Group& g = prog_.groups[group];
     const std::string verb = g.servers == 0 ? to_lower(to_string(kind)) : kind == TaskKind::REDUCESCATTER ? "push" : "pull";
     c.name = verb + " " + g.name + " " + format_bytes(bytes) +
-             (kind == TaskKind::ALLREDUCE && !g.allreduce_algorithm.empty() ? " " + g.allreduce_algorithm : "");
+             (kind == TaskKind::ALLREDUCE && g.allreduce_algorithm ? " " + to_string(*g.allreduce_algorithm) : "");
     return add(std::move(c));
   }
 

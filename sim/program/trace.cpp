@@ -107,7 +107,7 @@ void hash_group(ProgramHasher& h, const Group& group) {
   h.integer(static_cast<int>(group.dim));
   h.text(group.name);
   h.integers(group.ranks);
-  h.text(group.allreduce_algorithm);
+  h.text(group.allreduce_algorithm ? to_string(*group.allreduce_algorithm) : "");
   h.integer(group.servers);
 }
 

@@ -13,8 +13,6 @@ namespace simtrain {
 struct Heterogeneity {
   std::vector<double> gpu_speed_factors;                  // per rank, 1 = nominal; empty = all nominal
   std::map<std::string, double> link_bandwidth_factors;   // link name (as in the fabric) -> fraction of its bandwidth
-
-  double speed_of(int rank) const { return gpu_speed_factors.empty() ? 1.0 : gpu_speed_factors[rank]; }
 };
 
 // Reads cluster.gpu_speed_factors ({"rank": factor}), cluster.stragglers
