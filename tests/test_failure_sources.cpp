@@ -1,6 +1,7 @@
 // The failure model of a training run: rates from the components' MTBFs,
 // what each failure does to the job, and the draws a run makes from them.
 #include <cmath>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -88,7 +89,7 @@ TEST(FailureDraws, TheSameSeedDrawsTheSameFailures) {
     links += drawn.component == Component::link;
     at = next;
   }
-  // Three quarters of the rate is the link's: 750 of 1000 expected, 13.7 standard deviations.
+  // Three quarters of the rate is the link's: 750 of 1000 expected (standard deviation 13.7).
   EXPECT_NEAR(links, 750, 5 * 13.7);
 }
 

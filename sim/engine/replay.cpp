@@ -59,7 +59,8 @@ public:
     sg4::Engine engine("simtrain");
     configure_simgrid();
     platform_ = build_replay_platform(fabric_, prog_.world_size, prog_.servers, routed_pairs(), link_bytes_per_second_);
-    for (size_t l = 0; l < lanes_.size(); ++l) lane_sync_.push_back({sg4::Mutex::create(), sg4::ConditionVariable::create()});
+    for (size_t l = 0; l < lanes_.size(); ++l)
+      lane_sync_.push_back({sg4::Mutex::create(), sg4::ConditionVariable::create()});
     start_actors();
     start_failure_injector();
     engine.run();
@@ -125,14 +126,16 @@ private:
     }
     for (const Group& g : prog_.groups) {
       const bool spans_lanes = lanes_.lane_of_rank(g.ranks.front()) != lanes_.lane_of_rank(g.ranks.back());
-      if (spans_lanes && lanes_.is_representative(g.ranks.front())) barriers_[g.id] = sg4::Barrier::create(g.ranks.size());
+      if (spans_lanes && lanes_.is_representative(g.ranks.front()))
+        barriers_[g.id] = sg4::Barrier::create(g.ranks.size());
     }
   }
 
   // A daemon: the job ends when its tasks do, whatever failures are still to come.
   void start_failure_injector() {
     if (options_.failures.empty()) return;
-    FailureInjector injector(options_.failures, platform_, fabric_, [this](const std::string& reason) { stop_job(reason); });
+    auto stop = [this](const std::string& reason) { stop_job(reason); };
+    FailureInjector injector(options_.failures, platform_, fabric_, stop);
     sg4::Actor::create("failures", platform_.controller, std::move(injector))->daemonize();
   }
 
@@ -181,7 +184,8 @@ private:
   void send_flows(const std::vector<Flow>& flows) {
     std::vector<sg4::CommPtr> comms;
     for (const Flow& f : flows)
-      if (f.src != f.dst) comms.push_back(sg4::Comm::sendto_async(platform_.hosts[f.src], platform_.hosts[f.dst], f.bytes));
+      if (f.src != f.dst)
+        comms.push_back(sg4::Comm::sendto_async(platform_.hosts[f.src], platform_.hosts[f.dst], f.bytes));
     flows_ += comms.size();
     for (const Flow& f : flows)
       for (int link : fabric_.route(f.src, f.dst)) link_bytes_[link] += f.bytes;
