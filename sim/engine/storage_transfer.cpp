@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/base/child_process.hpp"
+#include "sim/engine/simgrid_setup.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -16,12 +17,9 @@ double storage_transfer_seconds(const std::vector<double>& bytes_per_rank, const
                                 double storage_bytes_per_second, double storage_latency_seconds) {
   const std::string result = run_in_child([&](const ProgressSender&) {
     sg4::Engine engine("simtrain-storage");
-    xbt_log_control_set("root.thresh:critical");
-    sg4::Engine::set_config("network/model:CM02");
-    sg4::Engine::set_config("network/crosstraffic:0");
-    sg4::Engine::set_config("network/TCP-gamma:1e18");
+    configure_simgrid();
     auto* zone = sg4::create_full_zone("storage");
-    sg4::Host* storage = zone->create_host("storage", 1e9);
+    sg4::Host* storage = zone->create_host("storage", host_speed_flops);
     sg4::Link* storage_link =
         zone->create_link("storage", storage_bytes_per_second)->set_latency(storage_latency_seconds)->seal();
     const double nic_bytes_per_second = topology.nic_bytes_per_second * topology.network_efficiency;
@@ -33,7 +31,7 @@ double storage_transfer_seconds(const std::vector<double>& bytes_per_rank, const
       const int nic = static_cast<int>(rank) / gpus_per_nic;  // GPUs behind one NIC share it
       if (!nics.count(nic))
         nics[nic] = zone->create_link("nic" + std::to_string(nic), nic_bytes_per_second)->seal();
-      sg4::Host* host = zone->create_host("gpu" + std::to_string(rank), 1e9);
+      sg4::Host* host = zone->create_host("gpu" + std::to_string(rank), host_speed_flops);
       zone->add_route(host->get_netpoint(), storage->get_netpoint(), nullptr, nullptr,
                       {sg4::LinkInRoute(nics[nic]), sg4::LinkInRoute(storage_link)}, true);
       writers.emplace_back(host, bytes_per_rank[rank]);

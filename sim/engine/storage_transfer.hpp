@@ -9,8 +9,9 @@
 
 namespace simtrain {
 
-// Seconds until the last rank's bytes have moved.
+// Seconds until the last rank's bytes have moved (the storage's defaults:
+// CheckpointConfig in sim/scenario/run_config.hpp).
 double storage_transfer_seconds(const std::vector<double>& bytes_per_rank, const Topology& topology,
-                                double storage_bytes_per_second, double storage_latency_seconds = 1e-3);
+                                double storage_bytes_per_second, double storage_latency_seconds);
 
 }  // namespace simtrain

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <queue>
-#include <random>
 
 namespace simtrain {
 
@@ -27,14 +26,13 @@ double clock_after(const RunModel& m, double steps) {
 class Run {
 public:
   Run(const RunModel& model, uint64_t seed, bool record, const RunProgress& on_progress)
-      : m_(model), random_(seed), record_(record), on_progress_(on_progress),
+      : m_(model), draws_(model.sources, seed), record_(record), on_progress_(on_progress),
         limit_(model.wall_limit_seconds > 0 ? model.wall_limit_seconds : never),
         interval_seconds_(model.checkpoint_every_steps * model.step_seconds + checkpoint_write_seconds(model)),
         spares_(model.reliability.spare_nodes) {
-    for (const FailureSource& s : m_.sources) total_rate_ += s.rate_per_second;
     scheduled_ = m_.scheduled;
     std::stable_sort(scheduled_.begin(), scheduled_.end(), [](auto& a, auto& b) { return a.first < b.first; });
-    next_random_ = draw_after(0);
+    next_random_ = draws_.next_after(0);
   }
 
   RunResult run() {
@@ -86,20 +84,6 @@ private:
     if (on_progress_ && ++tried_ % progress_every_steps == 0) on_progress_(now());
   }
 
-  // Exponential inter-arrival times, drawn the same way on every platform.
-  double draw_after(double from) {
-    if (total_rate_ <= 0) return never;
-    const double u = static_cast<double>(random_() >> 11) * 0x1.0p-53;
-    return from - std::log1p(-u) / total_rate_;
-  }
-
-  const FailureSource& draw_source() {
-    double u = static_cast<double>(random_() >> 11) * 0x1.0p-53 * total_rate_;
-    for (const FailureSource& s : m_.sources)
-      if ((u -= s.rate_per_second) < 0) return s;
-    return m_.sources.back();
-  }
-
   double next_failure() const {
     return std::min(next_random_, next_scheduled_ < scheduled_.size() ? scheduled_[next_scheduled_].first : never);
   }
@@ -149,8 +133,8 @@ private:
     if (next_scheduled_ < scheduled_.size() && scheduled_[next_scheduled_].first <= next_random_) {
       source = scheduled_[next_scheduled_++].second;
     } else {
-      source = draw_source();
-      next_random_ = draw_after(at);
+      source = draws_.source();
+      next_random_ = draws_.next_after(at);
     }
     r_.failures[to_string(source.component)] += 1;
     note("failure", at, at, to_string(source.component) + (source.stops_job ? "" : " (redundant: degraded)"));
@@ -172,18 +156,18 @@ private:
     start_segment_at(resumed);
     done_ = committed_;
     // Failures while the job was down do not hit it again.
-    if (next_random_ < resumed) next_random_ = draw_after(resumed);
+    if (next_random_ < resumed) next_random_ = draws_.next_after(resumed);
     while (next_scheduled_ < scheduled_.size() && scheduled_[next_scheduled_].first < resumed) ++next_scheduled_;
   }
 
   const RunModel& m_;
-  std::mt19937_64 random_;
+  FailureDraws draws_;
   const bool record_;
   const RunProgress& on_progress_;
   const double limit_;
   const double interval_seconds_;  // checkpoint_every_steps steps and a checkpoint write
   RunResult r_;
-  double total_rate_ = 0, next_random_ = never;
+  double next_random_ = never;
   std::vector<std::pair<double, FailureSource>> scheduled_;
   size_t next_scheduled_ = 0;
   double anchor_ = 0, segment_start_ = 0, degraded_until_ = -1, pending_degraded_ = 0;

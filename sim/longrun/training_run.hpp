@@ -1,23 +1,18 @@
 #pragma once
 // A whole training run at the granularity of steps: steps of the simulated
 // length, checkpoints, failures drawn from component failure rates (and the
-// scheduled ones), restarts from the last completed checkpoint.
+// scheduled ones; see failure_sources.hpp), restarts from the last completed
+// checkpoint.
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "sim/longrun/failure_sources.hpp"
 #include "sim/scenario/run_config.hpp"
 
 namespace simtrain {
-
-// A kind of failure and what it does to the job.
-struct FailureSource {
-  Component component = Component::gpu;
-  double rate_per_second = 0;  // over the whole cluster
-  bool stops_job = true;       // else it degrades the step (a redundant link) until repaired
-};
 
 struct RunModel {
   double step_seconds = 0;           // from the detailed step simulation

@@ -69,8 +69,10 @@ RunConfig parse_run_config(const nlohmann::json* reliability, const nlohmann::js
     c.every_steps = f.integer("every_steps").value_or(0);
     c.every_minutes = f.number("every_minutes", 1e-6).value_or(0);
     if (c.every_steps && c.every_minutes) f.fail("every_minutes", "give every_steps or every_minutes, not both");
-    c.storage_write_bytes_per_second = f.number("storage_write_GBps", 1e-6).value_or(200) * 1e9;
-    c.storage_read_bytes_per_second = f.number("storage_read_GBps", 1e-6).value_or(500) * 1e9;
+    c.storage_write_bytes_per_second =
+        f.number("storage_write_GBps", 1e-6).value_or(c.storage_write_bytes_per_second / 1e9) * 1e9;
+    c.storage_read_bytes_per_second =
+        f.number("storage_read_GBps", 1e-6).value_or(c.storage_read_bytes_per_second / 1e9) * 1e9;
     f.reject_unknown();
   }
   return run;

@@ -40,6 +40,7 @@ struct CheckpointConfig {
   double every_minutes = 0;
   double storage_write_bytes_per_second = 200e9;
   double storage_read_bytes_per_second = 500e9;
+  double storage_latency_seconds = 1e-3;  // not a scenario field
 };
 
 struct RunConfig {

@@ -1,0 +1,53 @@
+#include "sim/engine/replay_lanes.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace simtrain {
+
+// Lanes are TP groups; every rank outside one is its own lane.
+Lanes::Lanes(const Program& program, const std::vector<double>& gpu_speed_factors) : prog_(program) {
+  lane_of_rank_.assign(prog_.world_size, -1);
+  for (const Group& g : prog_.groups)
+    if (g.dim == CommDim::tp) {
+      for (int r : g.ranks) lane_of_rank_[r] = static_cast<int>(lanes_.size());
+      lanes_.push_back({g.ranks});
+    }
+  for (int r = 0; r < prog_.world_size; ++r)
+    if (lane_of_rank_[r] < 0) {
+      lane_of_rank_[r] = static_cast<int>(lanes_.size());
+      lanes_.push_back({{r}});
+    }
+  for (Lane& lane : lanes_)
+    for (int member : lane.members)
+      if (!gpu_speed_factors.empty()) lane.speed = std::min(lane.speed, gpu_speed_factors[member]);
+  // Each member's task list mirrors the representative's, position by position.
+  rep_task_.assign(prog_.tasks.size(), -1);
+  for (const Lane& lane : lanes_) {
+    const std::vector<int>& rep = prog_.rank_tasks[lane.members[0]];
+    for (int member : lane.members) {
+      const std::vector<int>& mine = prog_.rank_tasks[member];
+      if (mine.size() != rep.size()) throw std::logic_error("TP ranks with different task lists");
+      for (size_t i = 0; i < mine.size(); ++i) {
+        if (prog_.tasks[mine[i]].kind != prog_.tasks[rep[i]].kind)
+          throw std::logic_error("TP ranks with different task lists");
+        rep_task_[mine[i]] = rep[i];
+      }
+    }
+  }
+}
+
+std::vector<const Task*> Lanes::member_tasks(const Task& rep_task) const {
+  std::vector<const Task*> tasks;
+  const size_t position = position_in_rank(rep_task);
+  for (int member : lane_of(rep_task.rank).members) tasks.push_back(&prog_.tasks[prog_.rank_tasks[member][position]]);
+  return tasks;
+}
+
+size_t Lanes::position_in_rank(const Task& task) const {
+  const std::vector<int>& list = prog_.rank_tasks[task.rank];
+  auto it = std::lower_bound(list.begin(), list.end(), task.id);  // ids grow along a rank's list
+  return static_cast<size_t>(it - list.begin());
+}
+
+}  // namespace simtrain

@@ -1,0 +1,46 @@
+#pragma once
+// What a replay can be asked beyond the Program itself: a slower GPU, a
+// degraded link, failures during the step, a fixed all-reduce algorithm,
+// progress reports and cancellation.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/base/child_process.hpp"  // Interrupted, which cancelling gives
+#include "sim/network/collective_algorithm.hpp"
+
+namespace simtrain {
+
+struct ReplayProgress {
+  double simulated_seconds = 0;
+  uint64_t tasks_done = 0;   // tasks executed by actors so far
+  uint64_t tasks_total = 0;
+};
+
+// Something breaks during the step: a GPU (the job stops, as NCCL and the
+// framework hang on it) or a link, whose bandwidth drops to a fraction of its
+// nominal value (0: down; transfers that need it fail and the job stops).
+struct FailureEvent {
+  double at_seconds = 0;
+  int rank = -1;            // the GPU that fails, or -1
+  std::string link;         // else the link (fabric name)
+  double bandwidth_factor = 0;
+};
+
+struct ReplayOptions {
+  bool free_communication = false;  // communication takes no time (dependencies still hold)
+  std::vector<double> gpu_speed_factors;                 // per rank (empty: all 1); a TP group runs at its slowest
+  std::map<std::string, double> link_bandwidth_factors;  // fabric link name -> fraction of nominal bandwidth
+  std::vector<FailureEvent> failures;
+  std::optional<Algorithm> allreduce_algorithm;  // where the group fixes none; empty: NCCL-like choice
+  // Called in the calling thread about four times a second while it runs.
+  std::function<void(const ReplayProgress&)> on_progress;
+  // Setting it (from any thread) stops the simulation: replay throws Interrupted.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+}  // namespace simtrain

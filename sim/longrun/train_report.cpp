@@ -1,0 +1,152 @@
+// The report of a training plan: the JSON document, the text summary and the
+// first run's timeline as a Chrome trace.
+#include "sim/longrun/train.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/base/text_format.hpp"
+
+namespace simtrain {
+
+namespace {
+
+constexpr double hour = 3600, day = 86400;
+
+struct Summary {
+  double mean = 0, p10 = 0, p50 = 0, p90 = 0;
+};
+
+template <typename Get>
+Summary summarize(const std::vector<RunResult>& runs, Get get) {
+  std::vector<double> values;
+  for (const RunResult& r : runs) values.push_back(get(r));
+  std::sort(values.begin(), values.end());
+  Summary s;
+  for (double v : values) s.mean += v / values.size();
+  auto at = [&](double q) { return values[static_cast<size_t>(q * (values.size() - 1) + 0.5)]; };
+  s.p10 = at(0.1), s.p50 = at(0.5), s.p90 = at(0.9);
+  return s;
+}
+
+nlohmann::json to_json(const Summary& s) { return {{"mean", s.mean}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}}; }
+
+// "12.00 h mean (p10 11.00, p50 12.00, p90 13.00)" of a summary in `unit`, `decimals` after the point
+// (none: with commas).
+std::string mean_and_percentiles(const nlohmann::json& summary, double unit, const char* unit_name, int decimals) {
+  auto number = [&](const char* key) {
+    const double value = summary[key].get<double>() / unit;
+    if (decimals == 0) return with_commas(value);
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return std::string(text);
+  };
+  return number("mean") + unit_name + " mean (p10 " + number("p10") + ", p50 " + number("p50") + ", p90 " + number("p90") + ")";
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TrainPlan& plan) {
+  const RunModel& m = plan.model;
+  const auto& runs = plan.runs;
+  const double tokens_per_step = plan.step.workload.tokens_per_step;
+  nlohmann::json failures = nlohmann::json::object();
+  for (const RunResult& r : runs)
+    for (const auto& [component, count] : r.failures)
+      failures[component] = failures.value(component, 0.0) + static_cast<double>(count) / runs.size();
+  return {{"scenario", nlohmann::json(plan.step.report.scenario_summary)},
+          {"step_time_s", m.step_seconds},
+          {"degraded_step_time_s", m.degraded_step_seconds},
+          {"steps", m.steps},
+          {"steps_rule", plan.steps_rule},
+          {"tokens_per_step", tokens_per_step},
+          {"wall_limit_s", m.wall_limit_seconds > 0 ? nlohmann::json(m.wall_limit_seconds) : nlohmann::json()},
+          {"checkpoint",
+           {{"bytes", plan.checkpoint_bytes},
+            {"write_s", m.checkpoint_write_seconds},
+            {"read_s", m.checkpoint_read_seconds},
+            {"every_steps", m.checkpoint_every_steps},
+            {"rule", plan.interval_rule}}},
+          {"job_stopping_mtbf_s", plan.stop_mtbf_seconds},
+          {"runs", runs.size()},
+          {"wall_time_s", to_json(summarize(runs, [](auto& r) { return r.wall_seconds; }))},
+          {"goodput", to_json(summarize(runs, [](auto& r) { return r.goodput(); }))},
+          {"steps_done", to_json(summarize(runs, [](auto& r) { return static_cast<double>(r.steps); }))},
+          {"tokens_done", to_json(summarize(runs, [&](auto& r) { return r.steps * tokens_per_step; }))},
+          {"lost_s",
+           {{"checkpoint_writes", summarize(runs, [](auto& r) { return r.checkpoint_seconds; }).mean},
+            {"lost_work", summarize(runs, [](auto& r) { return r.lost_seconds; }).mean},
+            {"restarts", summarize(runs, [](auto& r) { return r.restart_seconds; }).mean},
+            {"degraded_links", summarize(runs, [](auto& r) { return r.degraded_seconds; }).mean}}},
+          {"failures_per_run", failures},
+          {"cost_usd", to_json(summarize(runs, [](auto& r) { return r.cost; }))},
+          {"billed_gpus", m.gpus},
+          {"price_per_gpu_hour", m.price_per_gpu_hour}};
+}
+
+std::string to_text(const TrainPlan& plan) {
+  const RunModel& m = plan.model;
+  const nlohmann::json j = to_json(plan);
+  const std::string runs = " over " + std::to_string(plan.runs.size()) + " runs";
+  std::string out = "simtrain train: " + plan.step.report.scenario_name + "\n";
+  for (const std::string& summary_line : plan.step.report.scenario_summary_lines) out += summary_line + "\n";
+  out += "\n";
+  auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
+  line("step time", format("%.4f s (simulated)", m.step_seconds) +
+                        (m.degraded_step_seconds != m.step_seconds
+                             ? format(", %.4f s with one redundant link down", m.degraded_step_seconds)
+                             : ""));
+  line("steps", with_commas(static_cast<double>(m.steps)) + " (" +
+                    with_commas(m.steps * j["tokens_per_step"].get<double>()) + " tokens) " + plan.steps_rule);
+  line("checkpoint", format("%.1f GB", plan.checkpoint_bytes / 1e9) + format(", write %.1f s", m.checkpoint_write_seconds) +
+                         format(", read %.1f s", m.checkpoint_read_seconds) + "; " +
+                         (m.checkpoint_every_steps > 0 ? "every " + std::to_string(m.checkpoint_every_steps) + " steps: "
+                                                       : "none: ") +
+                         plan.interval_rule);
+  line("job-stopping MTBF", plan.stop_mtbf_seconds > 0 ? format("%.2f h", plan.stop_mtbf_seconds / hour) : "no failures");
+  if (m.wall_limit_seconds > 0)
+    line("trained", mean_and_percentiles(j["steps_done"], 1, " steps", 0) + ", " +
+                        with_commas(j["tokens_done"]["mean"].get<double>()) + " tokens mean," +
+                        format(m.wall_limit_seconds == day ? " in %g day" : " in %g days", m.wall_limit_seconds / day) + runs);
+  const bool all_trained = std::all_of(plan.runs.begin(), plan.runs.end(), [&](auto& r) { return r.steps == m.steps; });
+  if (all_trained && !plan.steps_fill_days) {
+    // Days for long runs, hours for short ones.
+    const bool in_days = j["wall_time_s"]["mean"].get<double>() >= 2 * day;
+    line("time to train", mean_and_percentiles(j["wall_time_s"], in_days ? day : hour, in_days ? " days" : " h", 2) + runs);
+  }
+  const auto& goodput = j["goodput"];
+  line("goodput", format("%.1f %% mean", 100 * goodput["mean"].get<double>()) +
+                      format(" (p10 %.1f %%", 100 * goodput["p10"].get<double>()) +
+                      format(", p90 %.1f %%)", 100 * goodput["p90"].get<double>()) + "  (useful training time / wall time)");
+  const auto& lost = j["lost_s"];
+  line("time lost (mean)", format("checkpoints %.1f h", lost["checkpoint_writes"].get<double>() / hour) +
+                               format(", lost work %.1f h", lost["lost_work"].get<double>() / hour) +
+                               format(", restarts %.1f h", lost["restarts"].get<double>() / hour) +
+                               format(", degraded links %.1f h", lost["degraded_links"].get<double>() / hour));
+  std::string failures;
+  for (const auto& [component, count] : j["failures_per_run"].items())
+    failures += (failures.empty() ? "" : ", ") + component + format(" %.1f", count.get<double>());
+  line("failures (mean)", failures.empty() ? "none" : failures);
+  if (m.price_per_gpu_hour > 0)
+    line("cost", format("$%.0f mean", j["cost_usd"]["mean"].get<double>()) + format(" (%.0f GPUs", m.gpus) +
+                     format(" at $%.2f per GPU-hour)", m.price_per_gpu_hour));
+  return out;
+}
+
+void write_run_trace(std::ostream& out, const RunResult& run) {
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+      << R"({"ph":"M","pid":0,"name":"process_name","args":{"name":"training run"}})";
+  for (const RunEvent& e : run.events) {
+    char event[400];
+    if (e.kind == "failure")
+      std::snprintf(event, sizeof event, R"({"ph":"i","s":"g","pid":0,"tid":0,"name":"failure: %s","ts":%.0f})",
+                    e.detail.c_str(), e.start_seconds * 1e6);
+    else
+      std::snprintf(event, sizeof event, R"({"ph":"X","pid":0,"tid":0,"name":"%s","ts":%.0f,"dur":%.0f,"args":{"detail":"%s"}})",
+                    e.kind.c_str(), e.start_seconds * 1e6, (e.end_seconds - e.start_seconds) * 1e6, e.detail.c_str());
+    out << ",\n" << event;
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace simtrain
