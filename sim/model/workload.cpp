@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <variant>
 
 #include "sim/base/input_error.hpp"
@@ -339,6 +340,16 @@ Workload build_workload(const Scenario& scenario) {
   workload.stage_boundary_bytes = rank.activation_tensor_bytes() / double(rank.tp);
   workload.stage_layers = stage_layer_counts(scenario, workload);
   return workload;
+}
+
+StageUnits stage_units(const Workload& workload, int stage) {
+  const std::vector<int>& layers = workload.stage_layers;
+  StageUnits units;
+  units.embedding = stage == 0;
+  units.first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
+  units.layers = layers[stage];
+  units.head = stage == static_cast<int>(layers.size()) - 1;
+  return units;
 }
 
 Op optimizer_op(double parameters) {

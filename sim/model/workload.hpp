@@ -62,9 +62,22 @@ struct Workload {
   double hardware_flops_per_step = 0;  // what the GPUs execute, recompute included
   double tokens_per_step = 0;
   double stage_boundary_bytes = 0;     // activation sent between pipeline stages per micro-batch, per TP rank
-  double grad_bytes_per_parameter = 4; // gradients are reduced in fp32 (Megatron with bf16)
+  // Bytes per parameter of mixed-precision Adam (ZeRO paper, section 3.1).
+  double grad_bytes_per_parameter = 4;              // gradients are reduced in fp32 (Megatron with bf16)
+  double weight_bytes_per_parameter = 2;            // bf16 weights, as ZeRO gathers them
+  double optimizer_state_bytes_per_parameter = 12;  // fp32 master weights, momentum and variance
   std::vector<int> stage_layers;       // layers of each model stage (sim/model/partition.hpp)
 };
+
+// The model units a stage holds: the embedding on the first stage, its
+// layers, the head on the last stage (of workload.stage_layers.size()).
+struct StageUnits {
+  bool embedding = false;
+  int first_layer = 0;  // the stage's layers are [first_layer, first_layer + layers)
+  int layers = 0;
+  bool head = false;
+};
+StageUnits stage_units(const Workload& workload, int stage);
 
 Workload build_workload(const Scenario& scenario);
 

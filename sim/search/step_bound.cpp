@@ -5,6 +5,7 @@
 
 #include "sim/network/collective_plan.hpp"
 #include "sim/network/fabric.hpp"
+#include "sim/scenario/rank_layout.hpp"
 
 namespace simtrain {
 
@@ -30,9 +31,9 @@ double collective_seconds(TaskKind kind, const std::vector<int>& ranks, double b
 class StepBound {
 public:
   StepBound(const Scenario& s, const Workload& w, const CostModel& cost_model)
-      : s_(s), w_(w), cost_model_(cost_model), t_(static_cast<int>(s.parallel.tensor)),
-        p_(static_cast<int>(s.parallel.pipeline)), d_(static_cast<int>(s.parallel.data)),
-        stages_(static_cast<int>(w.stage_layers.size())), fabric_(s.cluster.topology, t_ * p_ * d_) {
+      : s_(s), w_(w), cost_model_(cost_model), layout_(s.parallel), t_(layout_.tensor), p_(layout_.pipeline),
+        d_(layout_.data), stages_(static_cast<int>(w.stage_layers.size())),
+        fabric_(s.cluster.topology, layout_.world_size()) {
     for (int r = 0; r < t_; ++r) tp_ranks_.push_back(r);
     for (int stage = 0; stage < stages_; ++stage) {
       Passes& x = stage_.emplace_back();
@@ -83,11 +84,13 @@ private:
     double gradient_bytes = 0, first_unit_gradient_bytes = 0;
   };
 
+  // The units of a stage (sim/model/workload.hpp), each with how many times it occurs.
   std::vector<std::pair<const UnitWork*, int>> units(int stage) const {
+    const StageUnits held = stage_units(w_, stage);
     std::vector<std::pair<const UnitWork*, int>> list;
-    if (stage == 0) list.push_back({&w_.embedding, 1});
-    list.push_back({&w_.layer, w_.stage_layers[stage]});
-    if (stage == stages_ - 1) list.push_back({&w_.head, 1});
+    if (held.embedding) list.push_back({&w_.embedding, 1});
+    list.push_back({&w_.layer, held.layers});
+    if (held.head) list.push_back({&w_.head, 1});
     return list;
   }
 
@@ -101,7 +104,8 @@ private:
     return total;
   }
 
-  int rank_of(int dp, int pp) const { return t_ * (dp + d_ * pp); }
+  // The first tensor-parallel rank of a data- and pipeline-parallel coordinate.
+  int rank_of(int dp, int pp) const { return layout_.rank(0, dp, pp); }
 
   // A pipeline transfer between stages blocks the compute stream unless overlapped.
   double send_seconds(int from_stage, int to_stage) const {
@@ -140,12 +144,14 @@ private:
   // The distributed optimizer (ZeRO 1, 2) all-gathers the updated bf16 weights after it.
   double gather_seconds(int pp, double gradient_bytes) const {
     if (d_ < 2 || s_.parallel.zero_stage < 1 || s_.parallel.zero_stage > 2) return 0;
-    return collective_seconds(TaskKind::ALLGATHER, dp_ranks(pp), gradient_bytes / w_.grad_bytes_per_parameter * 2, fabric_);
+    const double parameters = gradient_bytes / w_.grad_bytes_per_parameter;
+    return collective_seconds(TaskKind::ALLGATHER, dp_ranks(pp), parameters * w_.weight_bytes_per_parameter, fabric_);
   }
 
   const Scenario& s_;
   const Workload& w_;
   const CostModel& cost_model_;
+  const RankLayout layout_;
   const int t_, p_, d_, stages_;
   const Fabric fabric_;
   std::vector<int> tp_ranks_;

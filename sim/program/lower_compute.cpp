@@ -1,0 +1,115 @@
+// The first pass: each pipeline action becomes its compute tasks, with no
+// dependencies yet (the later passes add what they wait for). A backward
+// under activation recomputation is preceded by its recompute task, and the
+// last backward of a chunk, under --overlap-grad-reduce, is split where its
+// gradient buckets close (the gradient-sync pass reduces each bucket then).
+#include <map>
+
+#include "sim/program/lowering.hpp"
+
+namespace simtrain {
+
+namespace {
+
+// " L4-7": the layers `units` cover (" L0--1" when none).
+std::string layer_range(const std::vector<StageUnit>& units, int& begin, int& end) {
+  begin = 1 << 30, end = -1;
+  for (const StageUnit& u : units)
+    if (u.layer >= 0) begin = std::min(begin, u.layer), end = std::max(end, u.layer + 1);
+  if (end < 0) begin = end = 0;
+  return " L" + std::to_string(begin) + "-" + std::to_string(end - 1);
+}
+
+std::vector<StageUnit> reversed(const std::vector<StageUnit>& units) { return {units.rbegin(), units.rend()}; }
+
+class ComputeLowering {
+public:
+  ComputeLowering(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions)
+      : c_(context), split_backward_(context.scenario.parallel.schedule == ScheduleKind::zb_h1),
+        // ZeRO-3 reduces gradients after every backward instead.
+        overlap_grad_reduce_(context.zero_stage < 3 && context.scenario.parallel.overlap_grad_reduce) {
+    lowered_.rank = rank;
+    lowered_.actions = actions;
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (actions[i].kind == (split_backward_ ? TaskKind::W : TaskKind::B)) last_grad_action_[actions[i].chunk] = i;
+  }
+
+  RankTasks lower() {
+    for (int i = 0; i < static_cast<int>(lowered_.actions.size()); ++i) lower_action(i);
+    return std::move(lowered_);
+  }
+
+private:
+  void lower_action(int i) {
+    const PipelineAction& a = lowered_.actions[i];
+    const int stage = a.chunk * c_.layout.pipeline + c_.coords[lowered_.rank].pp;
+    const std::vector<StageUnit>& units = c_.units(stage);
+    const bool closes_gradients = overlap_grad_reduce_ && last_grad_action_.at(a.chunk) == static_cast<size_t>(i);
+    switch (a.kind) {
+      case TaskKind::F: add(i, TaskKind::F, stage, units, {&UnitWork::forward}, true); break;
+      case TaskKind::B: {
+        if (c_.scenario.training.recompute != Recompute::none)
+          add(i, TaskKind::R, stage, units, {&UnitWork::recompute}, true);
+        std::vector<PassOf> passes = {&UnitWork::backward_input};
+        if (!split_backward_) passes.push_back(&UnitWork::backward_weight);
+        backward(i, TaskKind::B, stage, passes, closes_gradients && !split_backward_);
+        break;
+      }
+      case TaskKind::W: backward(i, TaskKind::W, stage, {&UnitWork::backward_weight}, closes_gradients); break;
+      default: break;  // schedules hold F, B and W only
+    }
+  }
+
+  // A backward over the stage's units in reverse, in one task per gradient
+  // bucket when it produces the chunk's last gradients.
+  void backward(int i, TaskKind kind, int stage, const std::vector<PassOf>& passes, bool in_buckets) {
+    if (!in_buckets) {
+      add(i, kind, stage, reversed(c_.units(stage)), passes, true);
+      return;
+    }
+    const auto buckets = c_.gradient_buckets(stage);
+    for (const std::vector<StageUnit>& bucket : buckets)
+      add(i, kind, stage, bucket, passes, buckets.size() == 1).closes_bucket = true;
+  }
+
+  // A compute task running `passes` over `units`; tasks over a whole stage
+  // are named (and share their work) without their layer range.
+  LoweredTask& add(int i, TaskKind kind, int stage, const std::vector<StageUnit>& units,
+                   const std::vector<PassOf>& passes, bool whole_stage) {
+    const int microbatch = lowered_.actions[i].microbatch;
+    Task task;
+    task.kind = kind;
+    task.stage = stage;
+    task.microbatch = microbatch;
+    const std::string layers = layer_range(units, task.layer_begin, task.layer_end);
+    const std::string range = whole_stage ? "" : layers;
+    task.name = "s" + std::to_string(stage) + " " + to_string(kind) + " mb" + std::to_string(microbatch) + range;
+    LoweredTask& lowered = lowered_.tasks.emplace_back(lowered_.make(std::move(task), {}, i));
+    const std::string work_key = to_string(kind) + " s" + std::to_string(stage) + range;
+    lowered.work = c_.shared_work(work_key, [&] {
+      Work work{work_key, {}};
+      for (const StageUnit& unit : units)
+        for (PassOf pass : passes) {
+          const std::vector<Op>& ops = (unit.work->*pass).ops;
+          work.ops.insert(work.ops.end(), ops.begin(), ops.end());
+        }
+      return work;
+    });
+    lowered.units = units;
+    lowered.passes = passes;
+    return lowered;
+  }
+
+  LoweringContext& c_;
+  const bool split_backward_, overlap_grad_reduce_;
+  std::map<int, size_t> last_grad_action_;  // chunk -> the last action that produces its weight gradients
+  RankTasks lowered_;
+};
+
+}  // namespace
+
+RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions) {
+  return ComputeLowering(context, rank, actions).lower();
+}
+
+}  // namespace simtrain

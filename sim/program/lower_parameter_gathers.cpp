@@ -1,0 +1,29 @@
+// FSDP / ZeRO-3: a chunk's parameters are gathered before each forward and
+// backward (not before ZB-H1's weight-gradient pass: it needs none), on a
+// stream of their own, prefetched while the action before runs: a gather
+// waits for the action two before it.
+#include "sim/program/lowering.hpp"
+
+namespace simtrain {
+
+void lower_parameter_gathers(const LoweringContext& context, RankTasks& rank) {
+  if (context.zero_stage != 3 || context.layout.data < 2) return;
+  ListEdit edit(rank);
+  const std::vector<ActionSpan> spans = action_spans(rank);
+  for (int i = 0; i < static_cast<int>(spans.size()); ++i) {
+    if (rank.actions[i].kind == TaskKind::W) continue;
+    std::vector<int> after;
+    if (i >= 2) after.push_back(rank.tasks[ready_index(rank, spans[i - 2].last_compute)].label);
+    LoweredTask& first_pass = rank.tasks[spans[i].first_compute];
+    const int stage = first_pass.task.stage;
+    const double bytes = parameters(context.units(stage)) * context.workload.weight_bytes_per_parameter;
+    LoweredTask gather = rank.make(group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER,
+                                                    context.groups.dp[rank.rank], bytes, stage),
+                                   std::move(after), i);
+    first_pass.deps.insert(first_pass.deps.begin(), gather.label);
+    edit.insert_before(spans[i].first_task, std::move(gather));
+  }
+  edit.apply();
+}
+
+}  // namespace simtrain

@@ -1,0 +1,149 @@
+#include "sim/program/lowering.hpp"
+
+#include <cctype>
+
+namespace simtrain {
+
+namespace {
+
+std::vector<RankCoord> rank_coords(const RankLayout& layout) {
+  std::vector<RankCoord> coords(layout.world_size());
+  for (int pp = 0; pp < layout.pipeline; ++pp)
+    for (int dp = 0; dp < layout.data; ++dp)
+      for (int tp = 0; tp < layout.tensor; ++tp) coords[layout.rank(tp, dp, pp)] = {tp, dp, pp};
+  return coords;
+}
+
+std::vector<StageUnit> expand(const Workload& workload, const StageUnits& held) {
+  std::vector<StageUnit> units;
+  if (held.embedding) units.push_back({&workload.embedding, -1});
+  for (int layer = held.first_layer; layer < held.first_layer + held.layers; ++layer)
+    units.push_back({&workload.layer, layer});
+  if (held.head) units.push_back({&workload.head, -1});
+  return units;
+}
+
+int parameter_servers(const Scenario& scenario) {
+  const bool servers = scenario.parallel.dp_sync == DpSync::parameter_server && scenario.parallel.data > 1;
+  return servers ? static_cast<int>(scenario.parallel.parameter_servers) : 0;
+}
+
+}  // namespace
+
+double parameters(const std::vector<StageUnit>& units) {
+  double total = 0;
+  for (const StageUnit& unit : units) total += unit.work->parameters;
+  return total;
+}
+
+bool is_model_pass(TaskKind kind) {
+  return kind == TaskKind::F || kind == TaskKind::R || kind == TaskKind::B || kind == TaskKind::W;
+}
+
+LoweredTask RankTasks::make(Task task, std::vector<int> deps, int action) {
+  task.rank = rank;
+  LoweredTask lowered;
+  lowered.task = std::move(task);
+  lowered.label = next_label++;
+  lowered.deps = std::move(deps);
+  lowered.action = action;
+  return lowered;
+}
+
+LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workload)
+    : scenario(scenario), workload(workload), layout(scenario.parallel),
+      virtual_stages(static_cast<int>(scenario.virtual_stages())),
+      micro_batches(static_cast<int>(scenario.micro_batches())), stages(layout.pipeline * virtual_stages),
+      zero_stage(scenario.parallel.zero_stage), servers(parameter_servers(scenario)), coords(rank_coords(layout)),
+      groups(make_groups(scenario, layout, servers)) {
+  for (int stage = 0; stage < stages; ++stage) stage_units_.push_back(expand(workload, stage_units(workload, stage)));
+}
+
+std::vector<std::vector<StageUnit>> LoweringContext::gradient_buckets(int stage) const {
+  std::vector<std::vector<StageUnit>> buckets(1);
+  double bytes = 0;
+  const std::vector<StageUnit>& forward_order = units(stage);
+  for (auto unit = forward_order.rbegin(); unit != forward_order.rend(); ++unit) {
+    if (bytes >= scenario.parallel.dp_bucket_bytes) buckets.emplace_back(), bytes = 0;
+    buckets.back().push_back(*unit);
+    bytes += unit->work->parameters * workload.grad_bytes_per_parameter;
+  }
+  return buckets;
+}
+
+int LoweringContext::rank_of_stage(int rank, int stage) const {
+  const RankCoord& c = coords[rank];
+  return layout.rank(c.tp, c.dp, stage % layout.pipeline);
+}
+
+uint64_t LoweringContext::transfer_key(int receiver, int stage, int microbatch, bool backward) const {
+  return ((static_cast<uint64_t>(receiver) * stages + stage) * micro_batches + microbatch) * 2 + backward;
+}
+
+std::vector<ActionSpan> action_spans(const RankTasks& rank) {
+  std::vector<ActionSpan> spans(rank.actions.size());
+  std::vector<bool> seen(rank.actions.size()), compute_seen(rank.actions.size());
+  for (size_t i = 0; i < rank.tasks.size(); ++i) {
+    const LoweredTask& t = rank.tasks[i];
+    if (t.action < 0) continue;
+    ActionSpan& span = spans[t.action];
+    if (!seen[t.action]) span.first_task = i, seen[t.action] = true;
+    span.last_task = i;
+    if (!is_model_pass(t.task.kind)) continue;
+    if (!compute_seen[t.action]) span.first_compute = i, compute_seen[t.action] = true;
+    span.last_compute = i;
+  }
+  return spans;
+}
+
+size_t ready_index(const RankTasks& rank, size_t compute) {
+  size_t ready = compute;
+  while (ready + 1 < rank.tasks.size() && rank.tasks[ready + 1].task.dim == CommDim::tp) ++ready;
+  return ready;
+}
+
+void ListEdit::apply() {
+  std::vector<LoweredTask> edited;
+  for (size_t i = 0; i < rank_.tasks.size(); ++i) {
+    for (LoweredTask& task : before_[i]) edited.push_back(std::move(task));
+    edited.push_back(std::move(rank_.tasks[i]));
+    for (LoweredTask& task : after_[i]) edited.push_back(std::move(task));
+  }
+  rank_.tasks = std::move(edited);
+}
+
+std::string to_lower(std::string text) {
+  for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
+}
+
+Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group_id,
+                      double bytes, int stage) {
+  const Group& group = context.groups[group_id];
+  Task c;
+  c.rank = rank;
+  c.stream = stream;
+  c.kind = kind;
+  c.stage = stage;
+  c.dim = group.dim;
+  c.group = group_id;
+  c.bytes = bytes;
+  const std::string verb =
+      group.servers == 0 ? to_lower(to_string(kind)) : kind == TaskKind::REDUCESCATTER ? "push" : "pull";
+  const bool named_algorithm = kind == TaskKind::ALLREDUCE && group.allreduce_algorithm;
+  c.name = verb + " " + group.name + " " + format_bytes(bytes) +
+           (named_algorithm ? " " + to_string(*group.allreduce_algorithm) : "");
+  return c;
+}
+
+RankTasks lower_rank(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions) {
+  RankTasks lowered = lower_compute(context, rank, actions);
+  lower_tp_collectives(context, lowered);
+  lower_pipeline_transfers(context, lowered);
+  lower_parameter_gathers(context, lowered);
+  lower_dp_sync(context, lowered);
+  lower_optimizer(context, lowered);
+  return lowered;
+}
+
+}  // namespace simtrain

@@ -1,0 +1,154 @@
+#pragma once
+// The Program lowered in passes, in the manner of PyTorch's
+// torch/distributed/pipelining/schedules.py (_add_send_recv,
+// _add_unshard_reshard, _add_reduce_grad): each pipeline rank's schedule
+// becomes a list of compute tasks, each pass then adds one kind of work to
+// every rank's list where it belongs, and numbering turns the lists into the
+// Program's tasks:
+//
+//   lower_compute             F, R, B, W of the schedule; the last backward of a
+//                             chunk split where its gradient buckets close
+//   lower_tp_collectives      each compute's tensor-parallel collectives, right after it
+//   lower_pipeline_transfers  RECV before the compute that reads a stage boundary,
+//                             SEND after the one that writes it
+//   lower_parameter_gathers   ZeRO-3's gather of a chunk's parameters before each pass
+//   lower_dp_sync             gradient reductions (buckets, compression, hierarchical,
+//                             parameter servers), the tied-embedding all-reduce
+//   lower_optimizer           the optimizer step, then ZeRO-1/2's weight all-gather
+//
+// build_program (sim/program/program_builder.hpp) runs them in this order.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/model/workload.hpp"
+#include "sim/program/lowering_groups.hpp"
+#include "sim/program/pipeline_schedule.hpp"
+#include "sim/program/program.hpp"
+#include "sim/scenario/rank_layout.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace simtrain {
+
+using PassOf = Pass UnitWork::*;
+
+// One model unit a compute task runs: a layer, the embedding or the head.
+struct StageUnit {
+  const UnitWork* work = nullptr;
+  int layer = -1;  // -1 for the embedding and the head
+};
+
+double parameters(const std::vector<StageUnit>& units);
+
+// F, R, B and W: the tasks that run model units (those of lower_compute).
+bool is_model_pass(TaskKind kind);
+
+// A task on its rank's list before numbering. Its dependencies name tasks of
+// the same rank by label, which stays put while passes insert tasks; a RECV's
+// dependency on its SEND, on another rank, is found by `transfer` when numbered.
+struct LoweredTask {
+  Task task;                     // id, deps and work are set when numbered
+  int label = 0;                 // unique on its rank
+  std::vector<int> deps;         // labels of the tasks it waits for
+  int action = -1;               // the pipeline action it lowers; -1 for the step's end
+  const Work* work = nullptr;    // compute, codec and optimizer tasks: shared by tasks of one shape
+  std::vector<StageUnit> units;  // compute tasks: the units run, in execution order,
+  std::vector<PassOf> passes;    // and the passes run over each
+  bool closes_bucket = false;    // a backward that produces the last gradients of `units`, one bucket
+  bool gradients_ready = false;  // ends a gradient reduction: the optimizer waits for it
+  std::optional<double> bucket_parameters;  // ends a gradient bucket's reduction: the bucket's parameters
+  uint64_t transfer = 0;         // SEND, RECV: the key that pairs them (LoweringContext::transfer_key)
+};
+
+// One rank's list, and the pipeline actions it was lowered from.
+struct RankTasks {
+  int rank = 0;
+  std::vector<PipelineAction> actions;
+  std::vector<LoweredTask> tasks;
+  int next_label = 0;
+
+  // A new task of `action` (not yet on the list), labelled.
+  LoweredTask make(Task task, std::vector<int> deps, int action = -1);
+};
+
+// What every pass reads: the parallel layout, the units of each model stage,
+// the communication groups, and the works that tasks of one shape share.
+class LoweringContext {
+public:
+  LoweringContext(const Scenario& scenario, const Workload& workload);
+
+  const Scenario& scenario;
+  const Workload& workload;
+  const RankLayout layout;
+  const int virtual_stages, micro_batches, stages, zero_stage;
+  const int servers;  // parameter-server hosts; 0 without them
+  const std::vector<RankCoord> coords;
+  const CommGroups groups;
+
+  // The units of a model stage, in forward order.
+  const std::vector<StageUnit>& units(int stage) const { return stage_units_[stage]; }
+  // A stage's gradients in buckets, in the order the backward produces them.
+  std::vector<std::vector<StageUnit>> gradient_buckets(int stage) const;
+  // The rank of the same tp and dp coordinates that runs `stage`.
+  int rank_of_stage(int rank, int stage) const;
+  // Pairs a transfer's SEND and RECV: one digit per field, as the receiving rank sees it
+  // (below 2^63 within sim/base/limits.hpp's task limit).
+  uint64_t transfer_key(int receiver, int stage, int microbatch, bool backward) const;
+
+  // The one Work of `key`, made by `make()` the first time it is asked for.
+  template <class Make>
+  const Work* shared_work(const std::string& key, Make make) {
+    auto [it, inserted] = works_.try_emplace(key);
+    if (inserted) it->second = make();
+    return &it->second;
+  }
+
+private:
+  std::vector<std::vector<StageUnit>> stage_units_;
+  std::unordered_map<std::string, Work> works_;
+};
+
+// Where a pipeline action's tasks sit on a rank's list (indices into tasks).
+struct ActionSpan {
+  size_t first_task = 0, last_task = 0;        // all tasks lowered from the action
+  size_t first_compute = 0, last_compute = 0;  // its tasks that run model units (F, R, B, W)
+};
+std::vector<ActionSpan> action_spans(const RankTasks& rank);
+
+// The task after which a compute task's outputs are ready: its last TP collective, or itself.
+size_t ready_index(const RankTasks& rank, size_t compute);
+
+// Tasks to place before or after tasks of a rank's list, all placed at once
+// by apply(); tasks given for the same place keep the order they were given in.
+class ListEdit {
+public:
+  explicit ListEdit(RankTasks& rank) : rank_(rank), before_(rank.tasks.size()), after_(rank.tasks.size()) {}
+  void insert_before(size_t index, LoweredTask task) { before_[index].push_back(std::move(task)); }
+  void insert_after(size_t index, LoweredTask task) { after_[index].push_back(std::move(task)); }
+  void apply();
+
+private:
+  RankTasks& rank_;
+  std::vector<std::vector<LoweredTask>> before_, after_;
+};
+
+// A collective of `group` ("allreduce dp4 24MiB", or "push"/"pull" through parameter servers).
+Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group,
+                      double bytes, int stage = -1);
+
+std::string to_lower(std::string text);
+
+// The passes, in the order build_program runs them.
+RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions);
+void lower_tp_collectives(const LoweringContext& context, RankTasks& rank);
+void lower_pipeline_transfers(const LoweringContext& context, RankTasks& rank);
+void lower_parameter_gathers(const LoweringContext& context, RankTasks& rank);
+void lower_dp_sync(LoweringContext& context, RankTasks& rank);
+void lower_optimizer(LoweringContext& context, RankTasks& rank);
+
+// All passes over one rank.
+RankTasks lower_rank(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions);
+
+}  // namespace simtrain

@@ -1,0 +1,98 @@
+#include "sim/program/lowering_groups.hpp"
+
+namespace simtrain {
+
+namespace {
+
+class GroupMaker {
+public:
+  GroupMaker(const Scenario& scenario, const RankLayout& layout, int servers)
+      : s_(scenario), layout_(layout), servers_(servers) {
+    for (std::vector<int>* of_rank : {&g_.tp, &g_.dp, &g_.dp_node, &g_.dp_across, &g_.embedding})
+      of_rank->assign(layout.world_size(), -1);
+  }
+
+  CommGroups make() {
+    if (layout_.tensor > 1) make_tensor_groups();
+    if (layout_.data > 1) make_data_groups();
+    // Tied input and output embeddings live on the first and last stage;
+    // Megatron all-reduces their gradients between the two.
+    if (s_.model.tie_word_embeddings && layout_.pipeline > 1)
+      for (int dp = 0; dp < layout_.data; ++dp)
+        for (int tp = 0; tp < layout_.tensor; ++tp)
+          add(g_.embedding, CommDim::dp, "emb", {layout_.rank(tp, dp, 0), layout_.rank(tp, dp, layout_.pipeline - 1)});
+    return std::move(g_);
+  }
+
+private:
+  // A group of `ranks`, named after its id, recorded as each member's group in `of_rank`.
+  Group& add(std::vector<int>& of_rank, CommDim dim, const std::string& name, std::vector<int> ranks) {
+    const int id = static_cast<int>(g_.list.size());
+    for (int r : ranks) of_rank[r] = id;
+    Group& group = g_.list.emplace_back();
+    group.id = id;
+    group.dim = dim;
+    group.name = name + std::to_string(id);
+    group.ranks = std::move(ranks);
+    return group;
+  }
+
+  void make_tensor_groups() {
+    for (int pp = 0; pp < layout_.pipeline; ++pp)
+      for (int dp = 0; dp < layout_.data; ++dp) {
+        std::vector<int> ranks;
+        for (int tp = 0; tp < layout_.tensor; ++tp) ranks.push_back(layout_.rank(tp, dp, pp));
+        add(g_.tp, CommDim::tp, "tp", ranks);
+      }
+  }
+
+  void make_data_groups() {
+    const DpSync sync = s_.parallel.dp_sync;
+    for (int pp = 0; pp < layout_.pipeline; ++pp)
+      for (int tp = 0; tp < layout_.tensor; ++tp) {
+        std::vector<int> ranks;
+        for (int dp = 0; dp < layout_.data; ++dp) ranks.push_back(layout_.rank(tp, dp, pp));
+        if (sync == DpSync::hierarchical) {
+          make_hierarchical_groups(ranks);
+          continue;
+        }
+        Group& group = add(g_.dp, CommDim::dp, servers_ > 0 ? "ps" : "dp", ranks);
+        group.servers = servers_;
+        if (sync == DpSync::ring) group.allreduce_algorithm = Algorithm::ring;
+        if (sync == DpSync::tree) group.allreduce_algorithm = Algorithm::tree;
+      }
+  }
+
+  // A data-parallel group split at node boundaries: the members on each node
+  // (reduce-scatter, then all-gather), and the i-th member of every node (the
+  // all-reduce in between). The scenario checks that nodes hold equal shares.
+  void make_hierarchical_groups(const std::vector<int>& ranks) {
+    const int gpus_per_node = s_.cluster.topology.gpus_per_node;
+    std::vector<std::vector<int>> nodes;
+    for (int r : ranks) {
+      if (nodes.empty() || nodes.back().front() / gpus_per_node != r / gpus_per_node) nodes.emplace_back();
+      nodes.back().push_back(r);
+    }
+    for (const std::vector<int>& members : nodes)
+      if (members.size() >= 2) add(g_.dp_node, CommDim::dp, "dpnode", members);
+    if (nodes.size() < 2) return;
+    for (size_t i = 0; i < nodes.front().size(); ++i) {
+      std::vector<int> across;
+      for (const std::vector<int>& members : nodes) across.push_back(members[i]);
+      add(g_.dp_across, CommDim::dp, "dpacross", across);
+    }
+  }
+
+  const Scenario& s_;
+  const RankLayout& layout_;
+  const int servers_;
+  CommGroups g_;
+};
+
+}  // namespace
+
+CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers) {
+  return GroupMaker(scenario, layout, servers).make();
+}
+
+}  // namespace simtrain

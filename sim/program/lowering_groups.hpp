@@ -1,0 +1,25 @@
+#pragma once
+// The communication groups of a Program: tensor-parallel, data-parallel (or,
+// for hierarchical synchronisation, its per-node and across-node parts; or
+// through parameter servers) and the tied-embedding pair, with each rank's
+// group of every kind.
+#include <vector>
+
+#include "sim/program/program.hpp"
+#include "sim/scenario/rank_layout.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace simtrain {
+
+struct CommGroups {
+  std::vector<Group> list;  // Program::groups, indexed by id
+  // Indexed by rank: the id of the rank's group of each kind, -1 if it has none.
+  std::vector<int> tp, dp, dp_node, dp_across, embedding;
+
+  const Group& operator[](int id) const { return list[id]; }
+};
+
+// `servers`: the parameter-server hosts data-parallel groups synchronise through (0: none).
+CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers);
+
+}  // namespace simtrain

@@ -1,0 +1,320 @@
+// The lowering passes one by one, on their per-rank lists (sim/program/lowering.hpp),
+// and the stage and rank layouts they share with the memory model and the step bound.
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "sim/program/lowering.hpp"
+#include "sim/program/program_builder.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+
+namespace {
+
+// 8 layers on tp x pp x dp GPUs, 4 micro-batches, with `parallelism` fields set on top.
+Scenario scenario(int tp, int pp, int dp, const std::string& schedule, const nlohmann::json& parallelism = {}) {
+  nlohmann::json doc = fixtures::scenario_json(tp, pp, dp, 8, schedule, 0, 4);
+  for (const auto& [key, value] : parallelism.items()) doc["parallelism"][key] = value;
+  return fixtures::scenario_from(doc);
+}
+
+// "F0 R0 B0 W0": kind and micro-batch of each task that runs model units.
+std::vector<std::string> model_passes(const RankTasks& rank) {
+  std::vector<std::string> passes;
+  for (const LoweredTask& t : rank.tasks)
+    if (is_model_pass(t.task.kind)) passes.push_back(to_string(t.task.kind) + std::to_string(t.task.microbatch));
+  return passes;
+}
+
+std::vector<std::string> schedule_names(const std::vector<PipelineAction>& actions) {
+  std::vector<std::string> names;
+  for (const PipelineAction& a : actions) names.push_back(to_string(a));
+  return names;
+}
+
+size_t index_of(const RankTasks& rank, int label) {
+  for (size_t i = 0; i < rank.tasks.size(); ++i)
+    if (rank.tasks[i].label == label) return i;
+  ADD_FAILURE() << "no task labelled " << label;
+  return 0;
+}
+
+struct Lowering {
+  explicit Lowering(const Scenario& s)
+      : scenario(s), workload(build_workload(s)), context(scenario, workload),
+        schedule(pipeline_schedule(s.parallel.schedule, context.layout.pipeline, context.micro_batches,
+                                   context.virtual_stages)) {}
+  RankTasks compute(int rank) { return lower_compute(context, rank, schedule[context.coords[rank].pp]); }
+  RankTasks through_transfers(int rank) {
+    RankTasks lowered = compute(rank);
+    lower_tp_collectives(context, lowered);
+    lower_pipeline_transfers(context, lowered);
+    return lowered;
+  }
+  RankTasks through_dp_sync(int rank) {
+    RankTasks lowered = through_transfers(rank);
+    lower_parameter_gathers(context, lowered);
+    lower_dp_sync(context, lowered);
+    return lowered;
+  }
+
+  Scenario scenario;
+  Workload workload;
+  LoweringContext context;
+  std::vector<std::vector<PipelineAction>> schedule;
+};
+
+}  // namespace
+
+TEST(Lowering, StagesHoldTheEmbeddingFirstEveryLayerOnceAndTheHeadLast) {
+  const Scenario s = fixtures::scenario_from(fixtures::scenario_json(1, 4, 1, 8, "interleaved_1f1b", 1, 4));
+  const Workload w = build_workload(s);
+  ASSERT_EQ(w.stage_layers.size(), 8u);
+  int next_layer = 0;
+  for (int stage = 0; stage < 8; ++stage) {
+    const StageUnits held = stage_units(w, stage);
+    EXPECT_EQ(held.embedding, stage == 0);
+    EXPECT_EQ(held.head, stage == 7);
+    EXPECT_EQ(held.first_layer, next_layer);
+    EXPECT_EQ(held.layers, 1);
+    next_layer += held.layers;
+  }
+  EXPECT_EQ(next_layer, 8);
+}
+
+TEST(Lowering, RanksAreLaidOutTensorFastestThenDataThenPipeline) {
+  const RankLayout layout(scenario(2, 2, 2, "1f1b").parallel);
+  EXPECT_EQ(layout.world_size(), 8);
+  std::vector<int> ranks;
+  for (int pp = 0; pp < 2; ++pp)
+    for (int dp = 0; dp < 2; ++dp)
+      for (int tp = 0; tp < 2; ++tp) ranks.push_back(layout.rank(tp, dp, pp));
+  EXPECT_EQ(ranks, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(Lowering, ComputePassHoldsTheScheduleInOrderWithoutDependencies) {
+  for (const std::string schedule : {"gpipe", "1f1b", "zb_h1"}) {
+    Lowering l(scenario(1, 2, 1, schedule));
+    for (int rank = 0; rank < 2; ++rank) {
+      SCOPED_TRACE(schedule + " rank " + std::to_string(rank));
+      const RankTasks lowered = l.compute(rank);
+      EXPECT_EQ(model_passes(lowered), schedule_names(l.schedule[rank]));
+      for (size_t i = 0; i < lowered.tasks.size(); ++i) {
+        EXPECT_EQ(lowered.tasks[i].action, static_cast<int>(i));
+        EXPECT_TRUE(lowered.tasks[i].deps.empty());
+      }
+    }
+  }
+}
+
+TEST(Lowering, ComputePassRecomputesBeforeEachBackward) {
+  nlohmann::json doc = fixtures::scenario_json(1, 2, 1, 8, "1f1b", 0, 4);
+  doc["training"]["recompute_granularity"] = "full";
+  Lowering full(fixtures::scenario_from(doc));
+  EXPECT_EQ(model_passes(full.compute(1)),
+            (std::vector<std::string>{"F0", "R0", "B0", "F1", "R1", "B1", "F2", "R2", "B2", "F3", "R3", "B3"}));
+}
+
+// Under --overlap-grad-reduce the last backward of a chunk is one task per
+// gradient bucket; together they run the stage's units once, in reverse.
+TEST(Lowering, ComputePassSplitsTheLastBackwardOfAChunkAtItsBuckets) {
+  Lowering l(scenario(1, 2, 2, "1f1b", {{"overlap_grad_reduce", true}, {"ddp_bucket_size", 3000000}}));
+  const RankTasks lowered = l.compute(0);
+  const auto buckets = l.context.gradient_buckets(0);
+  ASSERT_GT(buckets.size(), 1u);
+  std::vector<const UnitWork*> split, expected;
+  for (const LoweredTask& t : lowered.tasks) {
+    EXPECT_EQ(t.closes_bucket, t.action == static_cast<int>(lowered.actions.size()) - 1);
+    if (t.closes_bucket)
+      for (const StageUnit& u : t.units) split.push_back(u.work);
+  }
+  for (auto u = l.context.units(0).rbegin(); u != l.context.units(0).rend(); ++u) expected.push_back(u->work);
+  EXPECT_EQ(split, expected);
+  EXPECT_EQ(model_passes(lowered).size(), l.schedule[0].size() - 1 + buckets.size());
+}
+
+TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
+  Lowering l(scenario(2, 2, 1, "1f1b", {{"sequence_parallel", true}}));
+  RankTasks lowered = l.compute(0);
+  lower_tp_collectives(l.context, lowered);
+  int computes = 0;
+  for (size_t i = 0; i < lowered.tasks.size(); ++i) {
+    const LoweredTask& compute = lowered.tasks[i];
+    if (!is_model_pass(compute.task.kind)) continue;
+    ++computes;
+    std::map<TaskKind, int> expected, issued;
+    for (const StageUnit& u : compute.units)
+      for (PassOf pass : compute.passes)
+        for (const TpCollectives& c : (u.work->*pass).tp) expected[c.kind] += c.count;
+    int previous = compute.label;
+    size_t next = i + 1;
+    for (; next < lowered.tasks.size() && lowered.tasks[next].task.dim == CommDim::tp; ++next) {
+      const LoweredTask& c = lowered.tasks[next];
+      issued[c.task.kind] += c.task.count;
+      EXPECT_EQ(c.deps, std::vector<int>{previous});
+      EXPECT_EQ(c.task.group, l.context.groups.tp[0]);
+      EXPECT_EQ(c.task.microbatch, compute.task.microbatch);
+      previous = c.label;
+    }
+    EXPECT_EQ(issued, expected) << compute.task.name;
+    EXPECT_EQ(ready_index(lowered, i), next - 1);
+  }
+  EXPECT_EQ(computes, 8);  // 4 forwards, 4 backwards
+}
+
+TEST(Lowering, TransferPassPairsEverySendWithOneReceiveOfTheSameBytes) {
+  for (const std::string schedule : {"1f1b", "interleaved_1f1b", "zb_h1"}) {
+    SCOPED_TRACE(schedule);
+    const int layers_per_chunk = schedule == "interleaved_1f1b" ? 1 : 0;
+    Lowering l(fixtures::scenario_from(fixtures::scenario_json(2, 4, 1, 8, schedule, layers_per_chunk, 4)));
+    std::map<uint64_t, const LoweredTask*> sends;
+    std::vector<RankTasks> ranks;
+    for (int rank = 0; rank < l.context.layout.world_size(); ++rank) ranks.push_back(l.through_transfers(rank));
+    double bytes_sent = 0, bytes_received = 0;
+    for (const RankTasks& rank : ranks)
+      for (const LoweredTask& t : rank.tasks)
+        if (t.task.kind == TaskKind::SEND) {
+          EXPECT_TRUE(sends.emplace(t.transfer, &t).second) << t.task.name;
+          bytes_sent += t.task.bytes;
+        }
+    size_t receives = 0;
+    for (const RankTasks& rank : ranks)
+      for (size_t i = 0; i < rank.tasks.size(); ++i) {
+        const LoweredTask& recv = rank.tasks[i];
+        if (recv.task.kind != TaskKind::RECV) continue;
+        ++receives;
+        bytes_received += recv.task.bytes;
+        ASSERT_EQ(sends.count(recv.transfer), 1u) << recv.task.name;
+        const LoweredTask& send = *sends[recv.transfer];
+        EXPECT_EQ(send.task.peer, rank.rank);
+        EXPECT_EQ(recv.task.peer, send.task.rank);
+        EXPECT_EQ(send.task.bytes, recv.task.bytes);
+        // The compute that reads the transfer comes next and waits for it.
+        ASSERT_LT(i + 1, rank.tasks.size());
+        EXPECT_EQ(rank.tasks[i + 1].deps.back(), recv.label);
+      }
+    EXPECT_EQ(receives, sends.size());
+    EXPECT_EQ(bytes_sent, bytes_received);
+  }
+}
+
+TEST(Lowering, DpPassReducesEachBucketRightAfterTheBackwardThatClosesIt) {
+  Lowering l(scenario(1, 2, 2, "1f1b", {{"overlap_grad_reduce", true}, {"ddp_bucket_size", 3000000}}));
+  const RankTasks lowered = l.through_dp_sync(0);
+  size_t closing = 0;
+  for (size_t i = 0; i < lowered.tasks.size(); ++i) {
+    const LoweredTask& backward = lowered.tasks[i];
+    if (!backward.closes_bucket) continue;
+    ++closing;
+    const size_t ready = ready_index(lowered, i);
+    ASSERT_LT(ready + 1, lowered.tasks.size());
+    const LoweredTask& reduction = lowered.tasks[ready + 1];
+    EXPECT_EQ(reduction.task.kind, TaskKind::ALLREDUCE);
+    EXPECT_EQ(reduction.task.group, l.context.groups.dp[0]);
+    EXPECT_EQ(reduction.deps, std::vector<int>{lowered.tasks[ready].label});
+    EXPECT_EQ(reduction.task.bytes, parameters(backward.units) * l.workload.grad_bytes_per_parameter);
+    ASSERT_TRUE(reduction.bucket_parameters);
+    EXPECT_EQ(*reduction.bucket_parameters, parameters(backward.units));
+    EXPECT_TRUE(reduction.gradients_ready);
+  }
+  size_t reductions = 0;
+  for (const LoweredTask& t : lowered.tasks) reductions += t.task.group == l.context.groups.dp[0];
+  EXPECT_EQ(closing, l.context.gradient_buckets(0).size());
+  EXPECT_EQ(reductions, closing);
+}
+
+// Without overlap every bucket is reduced after the last backward, compressed
+// first and decompressed at the end when asked; the tied embeddings' all-reduce
+// (first and last stage) comes after the buckets.
+TEST(Lowering, DpPassReducesAfterTheLastBackwardWithoutOverlap) {
+  Lowering l(scenario(1, 2, 2, "1f1b", {{"ddp_bucket_size", 3000000}, {"dp_compression_ratio", 4}}));
+  const RankTasks lowered = l.through_dp_sync(0);
+  size_t last_backward = 0;
+  for (size_t i = 0; i < lowered.tasks.size(); ++i)
+    if (lowered.tasks[i].task.kind == TaskKind::B) last_backward = i;
+  std::vector<TaskKind> tail;
+  for (size_t i = last_backward + 1; i < lowered.tasks.size(); ++i) tail.push_back(lowered.tasks[i].task.kind);
+  const size_t buckets = l.context.gradient_buckets(0).size();
+  std::vector<TaskKind> expected;
+  for (size_t b = 0; b < buckets; ++b) expected.insert(expected.end(), {TaskKind::COMPRESS, TaskKind::ALLREDUCE});
+  expected.push_back(TaskKind::ALLREDUCE);
+  expected.insert(expected.end(), buckets, TaskKind::DECOMPRESS);
+  EXPECT_EQ(tail, expected);
+  for (size_t i = last_backward + 1; i < lowered.tasks.size(); ++i)
+    if (lowered.tasks[i].task.kind == TaskKind::COMPRESS)
+      EXPECT_EQ(lowered.tasks[i].deps, std::vector<int>{lowered.tasks[last_backward].label});
+}
+
+TEST(Lowering, OptimizerWaitsForEveryGradientReductionThenZeroGathersEachBucket) {
+  Lowering l(scenario(1, 2, 2, "1f1b",
+                      {{"overlap_grad_reduce", true}, {"ddp_bucket_size", 3000000}, {"zero_stage", 1},
+                       {"dp_compression_ratio", 2}}));
+  RankTasks lowered = l.through_dp_sync(0);
+  std::vector<int> reductions;
+  std::vector<double> buckets;
+  for (const LoweredTask& t : lowered.tasks) {
+    if (t.gradients_ready) reductions.push_back(t.label);
+    if (t.bucket_parameters) buckets.push_back(*t.bucket_parameters);
+  }
+  const size_t before = lowered.tasks.size();
+  lower_optimizer(l.context, lowered);
+  ASSERT_EQ(lowered.tasks.size(), before + 1 + buckets.size());
+  const LoweredTask& optimizer = lowered.tasks[before];
+  EXPECT_EQ(optimizer.task.kind, TaskKind::OPT);
+  EXPECT_EQ(optimizer.deps, reductions);
+  // Every reduce-scatter and every decompression, the tied embeddings' all-reduce with them.
+  size_t expected = 0;
+  for (const LoweredTask& t : lowered.tasks)
+    expected += t.task.kind == TaskKind::REDUCESCATTER || t.task.kind == TaskKind::DECOMPRESS ||
+                (t.task.kind == TaskKind::ALLREDUCE && t.task.group == l.context.groups.embedding[0]);
+  EXPECT_EQ(reductions.size(), expected);
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    const LoweredTask& gather = lowered.tasks[before + 1 + b];
+    EXPECT_EQ(gather.task.kind, TaskKind::ALLGATHER);
+    EXPECT_EQ(gather.task.bytes, buckets[b] * l.workload.weight_bytes_per_parameter);
+    EXPECT_EQ(gather.deps, std::vector<int>{optimizer.label});
+  }
+}
+
+TEST(Lowering, ZeroThreeGathersBeforeEachPassAndReducesAfterEachBackward) {
+  Lowering l(scenario(1, 1, 2, "1f1b", {{"zero_stage", 3}}));
+  const RankTasks lowered = l.through_dp_sync(0);
+  std::vector<TaskKind> kinds;
+  for (const LoweredTask& t : lowered.tasks) kinds.push_back(t.task.kind);
+  std::vector<TaskKind> expected;
+  for (int mb = 0; mb < 4; ++mb)
+    expected.insert(expected.end(), {TaskKind::ALLGATHER, TaskKind::F, TaskKind::ALLGATHER, TaskKind::B,
+                                     TaskKind::REDUCESCATTER});
+  EXPECT_EQ(kinds, expected);
+  // Each gather is prefetched while the pass before runs: it waits for the one two passes back.
+  std::vector<size_t> passes;
+  for (size_t i = 0; i < lowered.tasks.size(); ++i)
+    if (is_model_pass(lowered.tasks[i].task.kind)) passes.push_back(i);
+  for (size_t p = 0; p < passes.size(); ++p) {
+    const LoweredTask& gather = lowered.tasks[passes[p] - 1];
+    EXPECT_EQ(lowered.tasks[passes[p]].deps.front(), gather.label);
+    if (p < 2) EXPECT_TRUE(gather.deps.empty());
+    else EXPECT_EQ(gather.deps, std::vector<int>{lowered.tasks[passes[p - 2]].label});
+  }
+}
+
+// Numbering keeps each rank's list order and its dependencies.
+TEST(Lowering, TheProgramNumbersEachRanksListInOrder) {
+  const Scenario s = scenario(2, 2, 2, "1f1b", {{"overlap_grad_reduce", true}, {"zero_stage", 1}});
+  Lowering l(s);
+  const Program program = build_program(s, l.workload);
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    const RankTasks lowered = lower_rank(l.context, rank, l.schedule[program.coords[rank].pp]);
+    ASSERT_EQ(program.rank_tasks[rank].size(), lowered.tasks.size());
+    for (size_t i = 0; i < lowered.tasks.size(); ++i) {
+      const Task& task = program.tasks[program.rank_tasks[rank][i]];
+      EXPECT_EQ(task.name, lowered.tasks[i].task.name);
+      if (task.kind == TaskKind::RECV) continue;  // its one dependency is on another rank
+      ASSERT_EQ(task.deps.size(), lowered.tasks[i].deps.size());
+      for (size_t d = 0; d < task.deps.size(); ++d)
+        EXPECT_EQ(task.deps[d], program.rank_tasks[rank][index_of(lowered, lowered.tasks[i].deps[d])]);
+    }
+  }
+}
