@@ -12,6 +12,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/base/child_process.hpp"
+#include "sim/program/task_list_difference.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -91,13 +92,10 @@ private:
     for (const Lane& lane : lanes_) {
       const std::vector<int>& rep = prog_.rank_tasks[lane.members[0]];
       for (int member : lane.members) {
+        const std::string difference = task_list_difference(prog_, lane.members[0], member);
+        if (!difference.empty()) throw std::logic_error("TP ranks with different task lists: " + difference);
         const std::vector<int>& mine = prog_.rank_tasks[member];
-        if (mine.size() != rep.size()) throw std::logic_error("TP ranks with different task lists");
-        for (size_t i = 0; i < mine.size(); ++i) {
-          if (prog_.tasks[mine[i]].kind != prog_.tasks[rep[i]].kind)
-            throw std::logic_error("TP ranks with different task lists");
-          rep_task_[mine[i]] = rep[i];
-        }
+        for (size_t i = 0; i < mine.size(); ++i) rep_task_[mine[i]] = rep[i];
       }
     }
   }
