@@ -42,12 +42,8 @@ std::string format_rows(size_t ranks, const std::vector<Row>& rows, const std::s
 
 class StepPlacer {
 public:
-  explicit StepPlacer(const ActionLists& ranks) : ranks_(ranks), p_(static_cast<int>(ranks.size())) {
-    int chunks = 1;
-    for (const auto& actions : ranks)
-      for (const PipelineAction& a : actions) chunks = std::max(chunks, a.chunk + 1);
-    stages_ = chunks * p_;
-  }
+  explicit StepPlacer(const ActionLists& ranks)
+      : ranks_(ranks), p_(static_cast<int>(ranks.size())), stages_(chunk_count(ranks) * p_) {}
 
   // The rows, step by step; throws once no rank can start its next action.
   std::vector<Row> place() {
@@ -70,6 +66,13 @@ public:
   }
 
 private:
+  static int chunk_count(const ActionLists& ranks) {
+    int chunks = 1;
+    for (const auto& actions : ranks)
+      for (const PipelineAction& a : actions) chunks = std::max(chunks, a.chunk + 1);
+    return chunks;
+  }
+
   PassKey pass_key(const PipelineAction& a, int rank) const { return {a.kind, a.chunk * p_ + rank, a.microbatch}; }
 
   bool ready(const PipelineAction& a, int rank) const {
@@ -79,7 +82,7 @@ private:
       case TaskKind::F: return stage == 0 || done(TaskKind::F, stage - 1);
       case TaskKind::B: return done(TaskKind::F, stage) && (stage == stages_ - 1 || done(TaskKind::B, stage + 1));
       case TaskKind::W: return done(TaskKind::B, stage);
-      default: return true;
+      default: return true;  // schedules hold F, B and W alone
     }
   }
 
@@ -103,9 +106,8 @@ private:
 
   const ActionLists& ranks_;
   const int p_;
-  int stages_ = 1;
+  const int stages_;
   std::set<PassKey> done_;
-
 };
 
 }  // namespace

@@ -30,7 +30,7 @@ std::optional<TaskKind> carried_pass(const Program& program, const Task& task) {
     if (t->deps.empty()) return std::nullopt;
     t = &program.tasks.at(t->deps.front());
   }
-  if (t == &task || !is_pass(t->kind)) return std::nullopt;
+  if (!is_pass(t->kind)) return std::nullopt;
   return t->kind;
 }
 
