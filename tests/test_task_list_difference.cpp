@@ -1,5 +1,5 @@
 // Where two ranks' task lists part, as the replay reports TP ranks out of step.
-#include <algorithm>
+#include <utility>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

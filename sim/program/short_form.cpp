@@ -71,7 +71,8 @@ TaskKey key_without_occurrence(const Program& program, const Task& task, bool pi
     const Group& group = program.groups.at(task.group);
     key.group = group.name;
     key.size = format_bytes(task.bytes);
-    key.through_servers = group.servers > 0 && (task.kind == TaskKind::REDUCESCATTER || task.kind == TaskKind::ALLGATHER);
+    key.through_servers =
+        group.servers > 0 && (task.kind == TaskKind::REDUCESCATTER || task.kind == TaskKind::ALLGATHER);
   }
   if (task.kind == TaskKind::COMPRESS || task.kind == TaskKind::DECOMPRESS) add_codec_fields(program, task, key);
   key.count = task.count;
@@ -173,7 +174,8 @@ bool is_size(std::string_view word) {
 }
 
 bool is_ratio(std::string_view word) {
-  return word.size() > 1 && word.front() == '/' && word.find_first_not_of("0123456789.e+-", 1) == std::string_view::npos;
+  return word.size() > 1 && word.front() == '/' &&
+         word.find_first_not_of("0123456789.e+-", 1) == std::string_view::npos;  // as %g prints it
 }
 
 std::vector<std::string_view> words_of(std::string_view text) {
@@ -211,7 +213,9 @@ std::vector<TaskKey> keys_of(const Program& program, const std::vector<int>& ids
 
 }  // namespace
 
-std::vector<TaskKey> task_keys(const Program& program, int rank) { return keys_of(program, program.rank_tasks.at(rank)); }
+std::vector<TaskKey> task_keys(const Program& program, int rank) {
+  return keys_of(program, program.rank_tasks.at(rank));
+}
 
 std::vector<std::string> short_forms(const Program& program, int rank) {
   std::vector<std::string> forms;
