@@ -12,6 +12,7 @@
 #include "process_world.hpp"
 #include "sim/base/output_files.hpp"
 #include "profiler.hpp"
+#include "sim/program/pipeline_grid.hpp"
 #include "sim/program/program_builder.hpp"
 #include "scenario_arguments.hpp"
 #include "search_command.hpp"
@@ -52,11 +53,15 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                              "communication takes no time (to see compute and bubbles alone)");
   simulate_command->add_flag("--quiet", quiet, "no progress line");
 
-  auto* schedule_command = app.add_subcommand("schedule", "print the Program (per-rank task list) as JSON");
+  auto* schedule_command = app.add_subcommand(
+      "schedule", "print the Program (per-rank task list) as JSON, or the pipeline's step grid (--grid)");
   ScenarioArguments schedule_args;
   schedule_args.add_to(*schedule_command, false);
   std::string schedule_path = "-";
+  bool schedule_grid = false;
   schedule_command->add_option("--out", schedule_path, "file to write (default: - for standard output)");
+  schedule_command->add_flag("--grid", schedule_grid,
+                             "print the pipeline's step x pipeline-rank grid of compute actions instead (text)");
 
   auto* profile_command = app.add_subcommand(
       "profile", "time the scenario's kernels on this machine's GPU and write a kernel-profile database");
@@ -162,7 +167,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       const Scenario scenario = schedule_args.load();
       outputs.refuse_inputs(scenario.files_read);
       const Program program = build_program(scenario, build_workload(scenario));
-      outputs.write({{"--out", [&](std::ostream& o) { o << to_json(program).dump() << "\n"; }}});
+      outputs.write({{"--out", [&](std::ostream& o) {
+                        if (schedule_grid)
+                          o << format_pipeline_grid(pipeline_actions(program));
+                        else
+                          o << to_json(program).dump() << "\n";
+                      }}});
     } else if (profile_command->parsed()) {
       profile_options.command_line = command_line(argc, argv);
       profile_options.progress = &err;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "sim/program/task_list_difference.hpp"
 
 namespace simtrain {
 
@@ -26,13 +29,10 @@ Lanes::Lanes(const Program& program, const std::vector<double>& gpu_speed_factor
   for (const Lane& lane : lanes_) {
     const std::vector<int>& rep = prog_.rank_tasks[lane.members[0]];
     for (int member : lane.members) {
+      const std::string difference = task_list_difference(prog_, lane.members[0], member);
+      if (!difference.empty()) throw std::logic_error("TP ranks with different task lists: " + difference);
       const std::vector<int>& mine = prog_.rank_tasks[member];
-      if (mine.size() != rep.size()) throw std::logic_error("TP ranks with different task lists");
-      for (size_t i = 0; i < mine.size(); ++i) {
-        if (prog_.tasks[mine[i]].kind != prog_.tasks[rep[i]].kind)
-          throw std::logic_error("TP ranks with different task lists");
-        rep_task_[mine[i]] = rep[i];
-      }
+      for (size_t i = 0; i < mine.size(); ++i) rep_task_[mine[i]] = rep[i];
     }
   }
 }

@@ -1,0 +1,34 @@
+#pragma once
+// The step x pipeline-rank grid of a schedule, as PyTorch pipelining's
+// _format_pipeline_order prints it: one row per step, one column per pipeline
+// rank, each cell the compute action the rank runs at that step, empty where
+// it idles:
+//
+//           pp0 pp1 pp2 pp3
+//   Step 00: F0
+//   Step 01: F1  F0
+//   Step 02: F2  F1  F0
+//
+// Every action takes one step and starts once its rank is free and its inputs
+// exist (communication is free): F of model stage k needs F of stage k-1; B
+// of stage k needs F of stage k and B of stage k+1; W needs B of its stage.
+#include <string>
+#include <vector>
+
+#include "sim/program/pipeline_schedule.hpp"
+#include "sim/program/program.hpp"
+
+namespace simtrain {
+
+// The actions each pipeline rank runs in `program` (outer index: pipeline
+// rank), read from the compute tasks of its first GPU (tp 0, dp 0): one per
+// F, B or W pass, the pieces of a backward split at gradient buckets counted
+// once; recomputation is left out.
+std::vector<std::vector<PipelineAction>> pipeline_actions(const Program& program);
+
+// The grid of per-rank action lists (outer index: pipeline rank; chunks as in
+// pipeline_schedule). Throws std::invalid_argument, showing the grid up to
+// there, when at some step no rank can start its next action.
+std::string format_pipeline_grid(const std::vector<std::vector<PipelineAction>>& ranks);
+
+}  // namespace simtrain

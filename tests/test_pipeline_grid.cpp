@@ -1,0 +1,165 @@
+// The step x pipeline-rank grid of a schedule, and `simtrain schedule --grid`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/program/pipeline_grid.hpp"
+#include "sim/program/program_builder.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+using testing::HasSubstr;
+
+namespace {
+
+// Megatron's 1F1B: warm-up forwards, one forward and one backward each step, cool-down backwards.
+TEST(PipelineGrid, OneFOneBOnFourStagesWithEightMicroBatches) {
+  EXPECT_EQ(format_pipeline_grid(pipeline_schedule(ScheduleKind::one_f_one_b, 4, 8, 1)),
+            "         pp0 pp1 pp2 pp3\n"
+            "Step 00: F0\n"
+            "Step 01: F1  F0\n"
+            "Step 02: F2  F1  F0\n"
+            "Step 03: F3  F2  F1  F0\n"
+            "Step 04:             B0\n"
+            "Step 05:         B0  F1\n"
+            "Step 06:     B0  F2  B1\n"
+            "Step 07: B0  F3  B1  F2\n"
+            "Step 08: F4  B1  F3  B2\n"
+            "Step 09: B1  F4  B2  F3\n"
+            "Step 10: F5  B2  F4  B3\n"
+            "Step 11: B2  F5  B3  F4\n"
+            "Step 12: F6  B3  F5  B4\n"
+            "Step 13: B3  F6  B4  F5\n"
+            "Step 14: F7  B4  F6  B5\n"
+            "Step 15: B4  F7  B5  F6\n"
+            "Step 16:     B5  F7  B6\n"
+            "Step 17: B5      B6  F7\n"
+            "Step 18:     B6      B7\n"
+            "Step 19: B6      B7\n"
+            "Step 20:     B7\n"
+            "Step 21: B7\n");
+}
+
+// Two chunks per rank: model stage 2 is chunk 1 of pipeline rank 0 ("c1").
+TEST(PipelineGrid, InterleavedOnTwoRanksWithTwoChunks) {
+  EXPECT_EQ(format_pipeline_grid(pipeline_schedule(ScheduleKind::interleaved_1f1b, 2, 4, 2)),
+            "         pp0  pp1\n"
+            "Step 00: F0\n"
+            "Step 01: F1   F0\n"
+            "Step 02: F0c1 F1\n"
+            "Step 03: F1c1 F0c1\n"
+            "Step 04: F2   B0c1\n"
+            "Step 05: B0c1 F1c1\n"
+            "Step 06: F3   B1c1\n"
+            "Step 07: B1c1 F2\n"
+            "Step 08: F2c1 B0\n"
+            "Step 09: B0   F3\n"
+            "Step 10: F3c1 B1\n"
+            "Step 11: B1   F2c1\n"
+            "Step 12:      B2c1\n"
+            "Step 13: B2c1 F3c1\n"
+            "Step 14:      B3c1\n"
+            "Step 15: B3c1 B2\n"
+            "Step 16: B2   B3\n"
+            "Step 17: B3\n");
+}
+
+// ZB-H1: rank r holds back r weight-gradient passes (W) into the cool-down.
+TEST(PipelineGrid, ZeroBubbleH1FillsTheCoolDownWithWeightGradients) {
+  EXPECT_EQ(format_pipeline_grid(pipeline_schedule(ScheduleKind::zb_h1, 4, 4, 1)),
+            "         pp0 pp1 pp2 pp3\n"
+            "Step 00: F0\n"
+            "Step 01: F1  F0\n"
+            "Step 02: F2  F1  F0\n"
+            "Step 03: F3  F2  F1  F0\n"
+            "Step 04:             B0\n"
+            "Step 05:         B0  F1\n"
+            "Step 06:     B0  F2  B1\n"
+            "Step 07: B0  F3  B1  F2\n"
+            "Step 08: W0  B1  F3  B2\n"
+            "Step 09: B1  W0  B2  F3\n"
+            "Step 10: W1  B2  W0  B3\n"
+            "Step 11: B2  W1  B3  W0\n"
+            "Step 12: W2  B3  W1  W1\n"
+            "Step 13: B3  W2  W2  W2\n"
+            "Step 14: W3  W3  W3  W3\n");
+}
+
+TEST(PipelineGrid, ADeadlockShowsTheGridUpToIt) {
+  const std::vector<std::vector<PipelineAction>> crossed = {
+      {{TaskKind::F, 0, 0}, {TaskKind::B, 0, 0}},
+      {{TaskKind::B, 0, 0}, {TaskKind::F, 0, 0}},  // its backward before the forward it needs
+  };
+  try {
+    format_pipeline_grid(crossed);
+    FAIL() << "no deadlock found";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "pipeline schedule deadlocks: at step 1 no rank can start its next action (in parentheses), as each "
+              "waits for an input not yet produced:\n"
+              "        pp0  pp1\n"
+              "Step 0: F0\n"
+              "Step 1: (B0) (B0)  <-- next actions, none can start\n");
+  }
+}
+
+// The Program runs the schedule's actions: recomputation, bucket pieces, TP
+// and DP ranks change nothing in the grid.
+TEST(PipelineGrid, ProgramRunsTheScheduleActions) {
+  struct Shape {
+    nlohmann::json scenario;
+    ScheduleKind schedule;
+    int p, m, v;
+  };
+  nlohmann::json recomputing = fixtures::scenario_json(2, 4, 2, 8, "1f1b", 0, 8);
+  recomputing["training"]["recompute_granularity"] = "full";
+  nlohmann::json bucketed = fixtures::scenario_json(1, 4, 2, 8, "zb_h1", 0, 6);
+  bucketed["parallelism"].update({{"overlap_grad_reduce", true}, {"ddp_bucket_size", 1e5}});
+  const std::vector<Shape> shapes = {
+      {recomputing, ScheduleKind::one_f_one_b, 4, 8, 1},
+      {bucketed, ScheduleKind::zb_h1, 4, 6, 1},
+      {fixtures::scenario_json(2, 2, 2, 8, "interleaved_1f1b", 2, 4), ScheduleKind::interleaved_1f1b, 2, 4, 2},
+      {fixtures::scenario_json(1, 3, 1, 6, "gpipe", 0, 5), ScheduleKind::gpipe, 3, 5, 1},
+  };
+  for (const Shape& shape : shapes) {
+    const Scenario scenario = fixtures::scenario_from(shape.scenario);
+    EXPECT_EQ(pipeline_actions(build_program(scenario, build_workload(scenario))),
+              pipeline_schedule(shape.schedule, shape.p, shape.m, shape.v))
+        << shape.scenario["parallelism"];
+  }
+}
+
+TEST(PipelineGrid, ScheduleCommandPrintsTheGrid) {
+  const std::string tiny_grid =
+      "         pp0 pp1\n"
+      "Step 00: F0\n"
+      "Step 01: F1  F0\n"
+      "Step 02:     B0\n"
+      "Step 03: B0  F1\n"
+      "Step 04: F2  B1\n"
+      "Step 05: B1  F2\n"
+      "Step 06: F3  B2\n"
+      "Step 07: B2  F3\n"
+      "Step 08: F4  B3\n"
+      "Step 09: B3  F4\n"
+      "Step 10: F5  B4\n"
+      "Step 11: B4  F5\n"
+      "Step 12: F6  B5\n"
+      "Step 13: B5  F6\n"
+      "Step 14: F7  B6\n"
+      "Step 15: B6  F7\n"
+      "Step 16:     B7\n"
+      "Step 17: B7\n";
+  const fixtures::CliResult printed = fixtures::run_simtrain({"schedule", "tiny-4gpu", "--grid"});
+  EXPECT_EQ(printed.code, 0) << printed.err;
+  EXPECT_EQ(printed.out, tiny_grid);
+  EXPECT_EQ(printed.err, "");
+
+  const fixtures::TemporaryDirectory dir("grid");
+  const std::string path = (dir.path() / "grid.txt").string();
+  const fixtures::CliResult written = fixtures::run_simtrain({"schedule", "tiny-4gpu", "--grid", "--out", path});
+  EXPECT_EQ(written.code, 0) << written.err;
+  EXPECT_EQ(written.out, "");
+  EXPECT_EQ(fixtures::read_text(path), tiny_grid);
+}
+
+}  // namespace
