@@ -28,24 +28,6 @@ using Pointer = nlohmann::json::json_pointer;
 
 const char* invalid_style = "background-color: #fde2e1;";
 
-// The model of a parsed scenario as an inline model object with every field explicit.
-nlohmann::json inline_model(const ModelConfig& m) {
-  nlohmann::json model = {{"name", m.name},
-                          {"hidden_size", m.hidden_size},
-                          {"num_hidden_layers", m.num_layers},
-                          {"num_attention_heads", m.num_attention_heads},
-                          {"num_key_value_heads", m.num_key_value_heads},
-                          {"intermediate_size", m.intermediate_size},
-                          {"vocab_size", m.vocab_size},
-                          {"hidden_act", m.gated_mlp ? "silu" : "gelu"},
-                          {"norm", m.rms_norm ? "rmsnorm" : "layernorm"},
-                          {"linear_bias", m.linear_bias},
-                          {"position_embedding", m.learned_position_embeddings ? "learned" : "rotary"},
-                          {"tie_word_embeddings", m.tie_word_embeddings}};
-  if (m.max_position_embeddings) model["max_position_embeddings"] = m.max_position_embeddings;
-  return model;
-}
-
 // The model a Hugging Face config.json describes, read as parse_scenario reads
 // a model given by path (leniently), wrapped in the smallest valid scenario.
 ModelConfig model_of_config(const std::string& path) {
@@ -239,7 +221,7 @@ void ScenarioPanel::set_document(nlohmann::json document, const std::string& sou
     std::filesystem::path path(document_["model"].get<std::string>());
     if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
     try {
-      document_["model"] = inline_model(model_of_config(path.string()));
+      document_["model"] = to_json(model_of_config(path.string()));
     } catch (const InputError&) {
       // Left as it is: validation reports it.
     }
@@ -258,7 +240,7 @@ void ScenarioPanel::load(const std::string& path_or_name) {
 }
 
 void ScenarioPanel::import_model_config(const std::string& path) {
-  nlohmann::json model = inline_model(model_of_config(path));
+  nlohmann::json model = to_json(model_of_config(path));
   if (!read_json_file(path).contains("name"))  // configs seldom name the model; their folder does
     model["name"] = std::filesystem::absolute(path).parent_path().filename().string();
   write(Pointer("/model"), model);

@@ -3,13 +3,16 @@
 #include <filesystem>
 
 #include "sim/engine/simulate.hpp"
+#include "sim/model/profiled_cost_model.hpp"
 #include "sim/program/trace_reader.hpp"
 
 namespace simtrain::gui {
 
 StepResult simulate_step(const Scenario& scenario, const ReplayOptions& options) {
   Simulation sim = simulate(scenario, options);
-  return {scenario.name, std::move(sim.program), std::move(sim.timeline), std::move(sim.report), scenario};
+  // simulate() chooses its cost model with make_cost_model too: a kernel profile, else the roofline.
+  return {scenario.name, std::move(sim.program), std::move(sim.timeline), std::move(sim.report), scenario,
+          make_cost_model(scenario)};
 }
 
 StepResult read_trace_step(const std::string& path) {

@@ -1,10 +1,12 @@
 #pragma once
 // One training step the GUI shows: simulated from a scenario, or read back
 // from a Chrome trace (simulated earlier, or recorded by a live run).
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "sim/engine/replay.hpp"
+#include "sim/model/cost_model.hpp"
 #include "sim/program/program.hpp"
 #include "sim/step/report.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -18,6 +20,7 @@ struct StepResult {
   Timeline timeline;
   StepReport report;                 // a trace gives the timing figures only
   std::optional<Scenario> scenario;  // simulations only
+  std::shared_ptr<const CostModel> cost_model;  // what timed the compute ops (simulations only)
 };
 
 StepResult simulate_step(const Scenario& scenario, const ReplayOptions& options);

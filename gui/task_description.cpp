@@ -34,11 +34,9 @@ std::string ops_text(const Work& work, size_t lines) {
 }
 
 // The cost model's sources for the ops of a work: "roofline (all 40 ops)" or "measured 12, roofline 28".
-std::string time_source_text(const Scenario& scenario, const Work& work) {
-  // The cost model simulate() uses; a measured profile database will plug in here too.
-  const RooflineModel cost_model(scenario.cluster.gpu);
+std::string time_source_text(const CostModel& cost_model, Dtype dtype, const Work& work) {
   std::map<std::string, int> counts;
-  for (const Op& op : work.ops) ++counts[to_string(cost_model.op_time(op, scenario.training.dtype).source)];
+  for (const Op& op : work.ops) ++counts[to_string(cost_model.op_time(op, dtype).source)];
   if (counts.size() == 1) return counts.begin()->first + " (all " + std::to_string(work.ops.size()) + " ops)";
   std::string text;
   for (const auto& [source, count] : counts) text += (text.empty() ? "" : ", ") + source + " " + std::to_string(count);
@@ -59,7 +57,8 @@ std::string describe_task(const StepResult& step, int id) {
   if (t.work >= 0) {
     const Work& work = p.works[t.work];
     text += "\nops (" + work.name + ", " + std::to_string(work.ops.size()) + " in all):" + ops_text(work, 6);
-    if (step.scenario) text += "\ntime from: " + time_source_text(*step.scenario, work);
+    if (step.scenario)
+      text += "\ntime from: " + time_source_text(*step.cost_model, step.scenario->training.dtype, work);
   } else if (t.dim != CommDim::none) {
     text += "\n" + (t.count > 1 ? std::to_string(t.count) + " × " : std::string()) + format_bytes(t.bytes);
     if (t.group >= 0) text += " on group " + p.groups[t.group].name;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/program/critical_path.hpp"
+
 namespace simtrain::gui {
 
 namespace {
@@ -39,22 +41,15 @@ TimelineModel::TimelineModel(std::shared_ptr<const StepResult> step) : step_(std
   for (int s = 0; s < stream_count; ++s)
     if (used[s]) lane_index_[s] = static_cast<int>(lanes_.size()), lanes_.push_back(static_cast<Stream>(s));
 
-  previous_on_stream_.assign(p.tasks.size(), -1);
+  predecessors_ = task_predecessors(p);
   rank_lanes_.resize(p.world_size);
   idle_.resize(p.world_size);
   idle_fraction_.assign(p.world_size, 0);
   for (int rank = 0; rank < p.world_size; ++rank) {
     std::vector<Lane>& lanes = rank_lanes_[rank];
     lanes.resize(lanes_.size());
-    std::vector<int> last_on_stream(stream_count, -1);
     std::vector<Span> busy;
     for (int id : p.rank_tasks[rank]) {
-      const Task& t = p.tasks[id];
-      if (t.kind != TaskKind::RECV) {  // a receive is passive: it waits in no stream's queue
-        int& last = last_on_stream[static_cast<int>(t.stream)];
-        previous_on_stream_[id] = last;
-        last = id;
-      }
       if (!ran(id)) continue;
       lanes[lane_of(id)].tasks.push_back(id);
       busy.push_back({timing(id).start, timing(id).end});
@@ -93,26 +88,8 @@ size_t TimelineModel::first_starting_from(int rank, int lane, size_t from, doubl
          tasks.begin();
 }
 
-std::vector<int> TimelineModel::predecessors(int task) const {
-  std::vector<int> before = program().tasks[task].deps;
-  if (previous_on_stream_[task] >= 0) before.push_back(previous_on_stream_[task]);
-  return before;
-}
-
 std::vector<int> TimelineModel::critical_path() const {
-  int last = -1;
-  for (const Task& t : program().tasks)
-    if (ran(t.id) && (last < 0 || timing(t.id).end > timing(last).end)) last = t.id;
-  std::vector<int> path;
-  for (int id = last; id >= 0;) {
-    path.push_back(id);
-    int binding = -1;
-    for (int p : predecessors(id))
-      if (ran(p) && (binding < 0 || timing(p).end > timing(binding).end)) binding = p;
-    id = binding;
-  }
-  std::reverse(path.begin(), path.end());
-  return path;
+  return simtrain::critical_path(program(), step_->timeline).tasks;
 }
 
 }  // namespace simtrain::gui

@@ -2,7 +2,8 @@
 // What the timeline draws, computed once per step (Qt-free): each rank's
 // tasks per stream lane sorted by start, its idle spans (the bubbles), and
 // each task's predecessors (its dependencies and the task issued before it on
-// its stream), from which the critical path is walked back.
+// its stream, sim/program/critical_path.hpp), through which the critical path
+// is walked back.
 #include <memory>
 #include <vector>
 
@@ -44,7 +45,7 @@ public:
   const std::vector<Span>& idle_spans(int rank) const { return idle_[rank]; }
   double idle_fraction(int rank) const { return idle_fraction_[rank]; }
 
-  std::vector<int> predecessors(int task) const;
+  const std::vector<int>& predecessors(int task) const { return predecessors_[task]; }
   // From the task that ends last, back through the predecessor that ended last; first task first.
   std::vector<int> critical_path() const;
 
@@ -59,7 +60,7 @@ private:
   std::vector<std::vector<Lane>> rank_lanes_;
   std::vector<std::vector<Span>> idle_;
   std::vector<double> idle_fraction_;
-  std::vector<int> previous_on_stream_;  // per task, -1 for the first (and for receives)
+  std::vector<std::vector<int>> predecessors_;  // indexed by task id
 };
 
 }  // namespace simtrain::gui

@@ -71,23 +71,12 @@ std::string to_string(const CheckpointLayout& l) {
 }
 
 std::string scenario_hash(const Scenario& s) {
-  const ModelConfig& m = s.model;
   const ParallelConfig& p = s.parallel;
+  nlohmann::json model = to_json(s.model);
+  model.erase("name");  // a label: renaming the model changes no tensor of the checkpoint
   const nlohmann::json state = {
-      {"what", "simtrain checkpoint state, version 1"},
-      {"model",
-       {{"hidden_size", m.hidden_size},
-        {"num_layers", m.num_layers},
-        {"num_attention_heads", m.num_attention_heads},
-        {"num_key_value_heads", m.num_key_value_heads},
-        {"intermediate_size", m.intermediate_size},
-        {"vocab_size", m.vocab_size},
-        {"max_position_embeddings", m.max_position_embeddings},
-        {"gated_mlp", m.gated_mlp},
-        {"rms_norm", m.rms_norm},
-        {"linear_bias", m.linear_bias},
-        {"learned_position_embeddings", m.learned_position_embeddings},
-        {"tie_word_embeddings", m.tie_word_embeddings}}},
+      {"what", "simtrain checkpoint state, version 2"},
+      {"model", model},
       {"dtype", to_string(s.training.dtype)},
       {"parallel",
        {{"tensor", p.tensor},

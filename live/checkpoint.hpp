@@ -58,9 +58,10 @@ struct CheckpointIdentity {
 };
 
 // SHA-256 of the canonical JSON of the resolved fields that define what a
-// checkpoint holds and how it is split: the model (every ModelConfig field),
-// the dtype, tensor/pipeline/data sizes, virtual stages, the pipeline's layer
-// split (explicit or "auto") and the ZeRO stage. Not the name, description,
+// checkpoint holds and how it is split: the model (every ModelConfig field as
+// to_json(ModelConfig) writes it, but the model's name), the dtype,
+// tensor/pipeline/data sizes, virtual stages, the pipeline's layer split
+// (explicit or "auto") and the ZeRO stage. Not the names, description,
 // cluster, batch or run settings: changing those (say, the storage bandwidths
 // measured here) keeps a checkpoint resumable.
 std::string scenario_hash(const Scenario& scenario);

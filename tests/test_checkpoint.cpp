@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint.hpp"
+#include "model_config_changes.hpp"
 #include "sim/program/program_builder.hpp"
 #include "test_support.hpp"
 #include "sim/step/memory_model.hpp"
@@ -151,6 +152,18 @@ TEST(Checkpoint, ScenarioHashCoversTheStateNotTheRest) {
       {"tensor_model_parallel_size=4", "num_gpus=8"}, {"pipeline_layers=[2,6]"}};
   for (const std::vector<std::string>& other : others)
     EXPECT_NE(scenario_hash(load_scenario("tiny-4gpu", other)), tiny) << other[0];
+}
+
+TEST(Checkpoint, ScenarioHashCoversEveryModelFieldButTheName) {
+  const Scenario tiny = load_scenario("tiny-4gpu");
+  for (const auto& [field, change] : fixtures::one_change_per_field(tiny.model)) {
+    Scenario changed = tiny;
+    change(changed.model);
+    if (field == "name")
+      EXPECT_EQ(scenario_hash(changed), scenario_hash(tiny));
+    else
+      EXPECT_NE(scenario_hash(changed), scenario_hash(tiny)) << field;
+  }
 }
 
 TEST(Checkpoint, RefusesAShardWithOneFlippedByte) {

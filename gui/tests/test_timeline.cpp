@@ -1,6 +1,7 @@
 // The timeline of tiny-4gpu after a run in the window: one box per task at
 // x = start and width = duration at the current scale (also after zooming),
 // bubbles shaded where ranks idle, hover text, selection, critical path.
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "compare_view.hpp"
 #include "gui_test_support.hpp"
 #include "summary_panel.hpp"
+#include "sim/base/json_fields.hpp"
 #include "task_description.hpp"
 #include "sim/program/trace.hpp"
 
@@ -191,6 +193,38 @@ private slots:
     QCOMPARE(figures.item(0, 3)->text(), QString("same"));  // step time, to the nanosecond
     QCOMPARE(figures.item(2, 2)->text(), QString::fromUtf8("—"));  // TFLOP/s per GPU
     QVERIFY(describe_task(traced.step(), 0).find("time from: trace tiny.trace.json") != std::string::npos);
+  }
+
+  // With a kernel profile, the hover text counts the sources of the profiled cost model the step was timed
+  // with: a GEMM of the profile's one shape is measured, other GEMMs are scaled from it, the rest roofline.
+  void hoverTextNamesTheKernelProfileOfAProfiledScenario() {
+    QTemporaryDir dir;
+    const std::string profile = dir.filePath("h100.json").toStdString();
+    const std::vector<int64_t> qkv_shape = {1024, 1536, 1024};  // tiny-4gpu's qkv GEMM at tp 2
+    std::ofstream(profile) << nlohmann::json{
+        {"format", "simtrain-kernel-profile"},
+        {"version", 1},
+        {"device", {{"name", "NVIDIA H100 80GB HBM3"}, {"sm_count", 132}}},
+        {"measured_at", "hand-written for the tests"},
+        {"entries", {{{"op", "qkv"}, {"op_class", "gemm"}, {"shape", qkv_shape}, {"dtype", "bf16"},
+                      {"flops", 3221225472.0}, {"bytes", 8388608}, {"median_seconds", 1e-5}}}}};
+    nlohmann::json document = read_json_file(SIMTRAIN_SOURCE_DIR "/scenarios/tiny-4gpu.json");
+    document["cluster"]["kernel_profile"] = profile;
+    const StepResult step = simulate_step(parse_scenario(document, "test.json", "."), {});
+
+    const std::vector<Task>& tasks = step.program.tasks;
+    const Task& forward = *std::find_if(tasks.begin(), tasks.end(), [](const Task& t) { return t.kind == TaskKind::F; });
+    int measured = 0, scaled = 0, roofline = 0;
+    for (const Op& op : step.program.works[forward.work].ops) {
+      if (op.op_class != OpClass::gemm) ++roofline;
+      else if (op.shape == qkv_shape) ++measured;
+      else ++scaled;
+    }
+    QVERIFY(measured > 0 && scaled > 0 && roofline > 0);
+    const std::string text = describe_task(step, forward.id);
+    const std::string expected = "\ntime from: measured " + std::to_string(measured) + ", roofline " +
+                                 std::to_string(roofline) + ", scaled " + std::to_string(scaled);
+    QVERIFY2(text.find(expected) != std::string::npos, text.c_str());
   }
 };
 

@@ -29,7 +29,7 @@ std::string to_string(Stream stream);
 
 // The ops a compute task runs; shared by all tasks of the same shape.
 struct Work {
-  std::string name;  // e.g. "stage3 forward"
+  std::string name;  // e.g. "F s3" (kind, stage; " L4-7" after it for part of a stage's layers), "optimizer"
   std::vector<Op> ops;
   double fixed_seconds = 0;  // beyond its ops: gradient compression, at the scenario's stated cost
   double flops() const;
@@ -65,7 +65,8 @@ struct Task {
   double bytes = 0;      // message size of each collective / of the transfer
   std::vector<int> deps; // task ids that must finish first; a RECV's one dep is its
                          // matching SEND, whose transfer it spans
-  std::string name;      // "F3 mb7", "allreduce tp5 24MiB"
+  std::string name;      // "s3 F mb7" (stage, kind, micro-batch; " L4-7" after it for part of a stage's
+                         // layers), "allreduce tp5 24MiB x9", "send act s2->s3 mb7 24MiB", "recv grad s3->s2 mb7"
 };
 
 // Where a rank sits in the parallel layout (Megatron order: tp fastest, then dp, then pp).

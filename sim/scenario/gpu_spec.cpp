@@ -9,7 +9,8 @@ namespace {
 constexpr double GiB = 1024.0 * 1024 * 1024;
 }
 
-// Spec-sheet figures (dense tensor-core peaks), as in ../shared/validation/hardware.json.
+// Spec-sheet figures (dense tensor-core peaks): bf16, HBM and memory as in
+// tests/validation/hardware.json; fp8 from NVIDIA's H100 and H200 datasheets.
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
       {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB},

@@ -10,6 +10,7 @@
 
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/scenario/heterogeneity.hpp"
+#include "sim/scenario/model_config.hpp"
 #include "sim/scenario/run_config.hpp"
 #include "sim/scenario/topology.hpp"
 
@@ -27,24 +28,6 @@ std::string to_string(Dtype dtype);
 std::string to_string(Recompute recompute);
 std::string to_string(ScheduleKind schedule);
 std::string to_string(DpSync sync);
-
-struct ModelConfig {
-  std::string name;
-  int64_t hidden_size = 0;
-  int64_t num_layers = 0;
-  int64_t num_attention_heads = 0;
-  int64_t num_key_value_heads = 0;  // == num_attention_heads unless GQA/MQA
-  int64_t intermediate_size = 0;    // MLP width (per gate for SwiGLU)
-  int64_t vocab_size = 0;
-  int64_t max_position_embeddings = 0;  // table size when positions are learned
-  bool gated_mlp = false;               // SwiGLU (Llama) instead of GELU (GPT)
-  bool rms_norm = false;                // RMSNorm (Llama) instead of LayerNorm (GPT)
-  bool linear_bias = true;              // biases in linear layers (GPT yes, Llama no)
-  bool learned_position_embeddings = true;  // GPT: learned table; Llama: rotary (no parameters)
-  bool tie_word_embeddings = true;
-
-  int64_t head_dim() const { return hidden_size / num_attention_heads; }
-};
 
 struct TrainingConfig {
   int64_t seq_length = 0;

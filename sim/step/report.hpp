@@ -20,7 +20,7 @@ namespace simtrain {
 // else exposed communication (TP before PP before DP when several overlap),
 // else idle (the pipeline bubble, and waiting for the peers of a collective:
 // a collective's timing starts when its whole group has arrived, see
-// timeline.hpp). The five add up to the step time.
+// sim/program/timeline.hpp). The five add up to the step time.
 struct TimeSplit {
   double compute_seconds = 0;
   double exposed_tp_seconds = 0;

@@ -15,7 +15,7 @@ namespace simtrain {
 
 // Both take the scenario's workload, for its parameter count.
 
-// "label  value" lines, aligned like the rest of a text report (text_format.hpp's add_line).
+// "label  value" lines, aligned like the rest of a text report (sim/base/text_format.hpp's add_line).
 std::vector<std::string> scenario_summary_lines(const Scenario& scenario, const Workload& workload);
 
 // The same figures in the scenario's sections (model, cluster, parallelism,
