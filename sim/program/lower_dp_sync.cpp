@@ -1,4 +1,4 @@
-// Data-parallel gradient synchronisation, on the dp stream: each gradient
+// Data-parallel gradient synchronisation, its collectives on the dp stream: each gradient
 // bucket is reduced as soon as the backward that closes it is done
 // (Megatron's --overlap-grad-reduce), or all of them after the last
 // backward; ZeRO-3 reduces a chunk's gradients after every backward. With
