@@ -128,7 +128,7 @@ TEST(Lowering, ComputePassSplitsTheLastBackwardOfAChunkAtItsBuckets) {
   for (const LoweredTask& t : lowered.tasks) {
     EXPECT_EQ(t.closes_bucket, t.action == static_cast<int>(lowered.actions.size()) - 1);
     if (t.closes_bucket)
-      for (const StageUnit& u : t.units) split.push_back(u.work);
+      for (const ModelUnit& u : t.units) split.push_back(u.work);
   }
   for (auto u = l.context.units(0).rbegin(); u != l.context.units(0).rend(); ++u) expected.push_back(u->work);
   EXPECT_EQ(split, expected);
@@ -145,7 +145,7 @@ TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
     if (!is_model_pass(compute.task.kind)) continue;
     ++computes;
     std::map<TaskKind, int> expected, issued;
-    for (const StageUnit& u : compute.units)
+    for (const ModelUnit& u : compute.units)
       for (PassOf pass : compute.passes)
         for (const TpCollectives& c : (u.work->*pass).tp) expected[c.kind] += c.count;
     int previous = compute.label;

@@ -12,15 +12,15 @@ namespace simtrain {
 namespace {
 
 // " L4-7": the layers `units` cover (" L0--1" when none).
-std::string layer_range(const std::vector<StageUnit>& units, int& begin, int& end) {
+std::string layer_range(const std::vector<ModelUnit>& units, int& begin, int& end) {
   begin = 1 << 30, end = -1;
-  for (const StageUnit& u : units)
+  for (const ModelUnit& u : units)
     if (u.layer >= 0) begin = std::min(begin, u.layer), end = std::max(end, u.layer + 1);
   if (end < 0) begin = end = 0;
   return " L" + std::to_string(begin) + "-" + std::to_string(end - 1);
 }
 
-std::vector<StageUnit> reversed(const std::vector<StageUnit>& units) { return {units.rbegin(), units.rend()}; }
+std::vector<ModelUnit> reversed(const std::vector<ModelUnit>& units) { return {units.rbegin(), units.rend()}; }
 
 class ComputeLowering {
 public:
@@ -43,7 +43,7 @@ private:
   void lower_action(int i) {
     const PipelineAction& a = lowered_.actions[i];
     const int stage = a.chunk * c_.layout.pipeline + c_.coords[lowered_.rank].pp;
-    const std::vector<StageUnit>& units = c_.units(stage);
+    const std::vector<ModelUnit>& units = c_.units(stage);
     const bool closes_gradients = overlap_grad_reduce_ && last_grad_action_.at(a.chunk) == static_cast<size_t>(i);
     switch (a.kind) {
       case TaskKind::F: add(i, TaskKind::F, stage, units, {&UnitWork::forward}, true); break;
@@ -68,13 +68,13 @@ private:
       return;
     }
     const auto buckets = c_.gradient_buckets(stage);
-    for (const std::vector<StageUnit>& bucket : buckets)
+    for (const std::vector<ModelUnit>& bucket : buckets)
       add(i, kind, stage, bucket, passes, buckets.size() == 1).closes_bucket = true;
   }
 
   // A compute task running `passes` over `units`; tasks over a whole stage
   // are named (and share their work) without their layer range.
-  LoweredTask& add(int i, TaskKind kind, int stage, const std::vector<StageUnit>& units,
+  LoweredTask& add(int i, TaskKind kind, int stage, const std::vector<ModelUnit>& units,
                    const std::vector<PassOf>& passes, bool whole_stage) {
     const int microbatch = lowered_.actions[i].microbatch;
     Task task;
@@ -88,7 +88,7 @@ private:
     const std::string work_key = to_string(kind) + " s" + std::to_string(stage) + range;
     lowered.work = c_.shared_work(work_key, [&] {
       Work work{work_key, {}};
-      for (const StageUnit& unit : units)
+      for (const ModelUnit& unit : units)
         for (PassOf pass : passes) {
           const std::vector<Op>& ops = (unit.work->*pass).ops;
           work.ops.insert(work.ops.end(), ops.begin(), ops.end());

@@ -1,4 +1,4 @@
-// Data-parallel gradient synchronisation, on the dp stream: each gradient
+// Data-parallel gradient synchronisation, its collectives on the dp stream: each gradient
 // bucket is reduced as soon as the backward that closes it is done
 // (Megatron's --overlap-grad-reduce), or all of them after the last
 // backward; ZeRO-3 reduces a chunk's gradients after every backward. With
@@ -32,7 +32,7 @@ public:
     if (c_.zero_stage < 3 && !c_.scenario.parallel.overlap_grad_reduce)
       for (int chunk = c_.virtual_stages - 1; chunk >= 0; --chunk) {
         const int stage = chunk * c_.layout.pipeline + c_.coords[rank_.rank].pp;
-        for (const std::vector<StageUnit>& bucket : c_.gradient_buckets(stage))
+        for (const std::vector<ModelUnit>& bucket : c_.gradient_buckets(stage))
           reduce_bucket(bucket, stage, after_backward);
       }
     if (c_.groups.embedding[rank_.rank] >= 0) all_reduce_embedding(after_backward);
@@ -71,7 +71,7 @@ private:
     }
   }
 
-  void reduce_bucket(const std::vector<StageUnit>& bucket, int stage, const Anchor& anchor) {
+  void reduce_bucket(const std::vector<ModelUnit>& bucket, int stage, const Anchor& anchor) {
     if (c_.layout.data < 2) return;
     reduce(stage, parameters(bucket) * c_.workload.grad_bytes_per_parameter, anchor, parameters(bucket));
   }

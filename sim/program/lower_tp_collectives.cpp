@@ -12,7 +12,7 @@ namespace {
 // The TP collectives of `compute`'s units and passes, counted per kind and size.
 std::map<std::pair<TaskKind, double>, int> tp_counts(const LoweredTask& compute) {
   std::map<std::pair<TaskKind, double>, int> counts;
-  for (const StageUnit& unit : compute.units)
+  for (const ModelUnit& unit : compute.units)
     for (PassOf pass : compute.passes)
       for (const TpCollectives& c : (unit.work->*pass).tp) counts[{c.kind, c.bytes}] += c.count;
   return counts;

@@ -14,8 +14,8 @@ std::vector<RankCoord> rank_coords(const RankLayout& layout) {
   return coords;
 }
 
-std::vector<StageUnit> expand(const Workload& workload, const StageUnits& held) {
-  std::vector<StageUnit> units;
+std::vector<ModelUnit> expand(const Workload& workload, const StageUnits& held) {
+  std::vector<ModelUnit> units;
   if (held.embedding) units.push_back({&workload.embedding, -1});
   for (int layer = held.first_layer; layer < held.first_layer + held.layers; ++layer)
     units.push_back({&workload.layer, layer});
@@ -30,9 +30,9 @@ int parameter_servers(const Scenario& scenario) {
 
 }  // namespace
 
-double parameters(const std::vector<StageUnit>& units) {
+double parameters(const std::vector<ModelUnit>& units) {
   double total = 0;
-  for (const StageUnit& unit : units) total += unit.work->parameters;
+  for (const ModelUnit& unit : units) total += unit.work->parameters;
   return total;
 }
 
@@ -59,10 +59,10 @@ LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workl
   for (int stage = 0; stage < stages; ++stage) stage_units_.push_back(expand(workload, stage_units(workload, stage)));
 }
 
-std::vector<std::vector<StageUnit>> LoweringContext::gradient_buckets(int stage) const {
-  std::vector<std::vector<StageUnit>> buckets(1);
+std::vector<std::vector<ModelUnit>> LoweringContext::gradient_buckets(int stage) const {
+  std::vector<std::vector<ModelUnit>> buckets(1);
   double bytes = 0;
-  const std::vector<StageUnit>& forward_order = units(stage);
+  const std::vector<ModelUnit>& forward_order = units(stage);
   for (auto unit = forward_order.rbegin(); unit != forward_order.rend(); ++unit) {
     if (bytes >= scenario.parallel.dp_bucket_bytes) buckets.emplace_back(), bytes = 0;
     buckets.back().push_back(*unit);
@@ -130,9 +130,8 @@ Task group_collective(const LoweringContext& context, int rank, Stream stream, T
   c.bytes = bytes;
   const std::string verb =
       group.servers == 0 ? to_lower(to_string(kind)) : kind == TaskKind::REDUCESCATTER ? "push" : "pull";
-  const bool named_algorithm = kind == TaskKind::ALLREDUCE && group.allreduce_algorithm;
-  c.name = verb + " " + group.name + " " + format_bytes(bytes) +
-           (named_algorithm ? " " + to_string(*group.allreduce_algorithm) : "");
+  c.name = verb + " " + group.name + " " + format_bytes(bytes);
+  if (kind == TaskKind::ALLREDUCE && group.allreduce_algorithm) c.name += " " + to_string(*group.allreduce_algorithm);
   return c;
 }
 

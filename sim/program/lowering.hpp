@@ -35,12 +35,12 @@ namespace simtrain {
 using PassOf = Pass UnitWork::*;
 
 // One model unit a compute task runs: a layer, the embedding or the head.
-struct StageUnit {
+struct ModelUnit {
   const UnitWork* work = nullptr;
   int layer = -1;  // -1 for the embedding and the head
 };
 
-double parameters(const std::vector<StageUnit>& units);
+double parameters(const std::vector<ModelUnit>& units);
 
 // F, R, B and W: the tasks that run model units (those of lower_compute).
 bool is_model_pass(TaskKind kind);
@@ -54,10 +54,10 @@ struct LoweredTask {
   std::vector<int> deps;         // labels of the tasks it waits for
   int action = -1;               // the pipeline action it lowers; -1 for the step's end
   const Work* work = nullptr;    // compute, codec and optimizer tasks: shared by tasks of one shape
-  std::vector<StageUnit> units;  // compute tasks: the units run, in execution order,
-  std::vector<PassOf> passes;    // and the passes run over each
+  std::vector<ModelUnit> units;  // F, R, B, W: the units it runs, in execution order,
+  std::vector<PassOf> passes;    // and the passes it runs over each
   bool closes_bucket = false;    // a backward that produces the last gradients of `units`, one bucket
-  bool gradients_ready = false;  // ends a gradient reduction: the optimizer waits for it
+  bool gradients_ready = false;  // ends a gradient reduction (or decompression): the optimizer waits for it
   std::optional<double> bucket_parameters;  // ends a gradient bucket's reduction: the bucket's parameters
   uint64_t transfer = 0;         // SEND, RECV: the key that pairs them (LoweringContext::transfer_key)
 };
@@ -69,7 +69,7 @@ struct RankTasks {
   std::vector<LoweredTask> tasks;
   int next_label = 0;
 
-  // A new task of `action` (not yet on the list), labelled.
+  // `task` on this rank with a fresh label, lowered from `action`; the caller places it on the list.
   LoweredTask make(Task task, std::vector<int> deps, int action = -1);
 };
 
@@ -88,9 +88,9 @@ public:
   const CommGroups groups;
 
   // The units of a model stage, in forward order.
-  const std::vector<StageUnit>& units(int stage) const { return stage_units_[stage]; }
+  const std::vector<ModelUnit>& units(int stage) const { return stage_units_[stage]; }
   // A stage's gradients in buckets, in the order the backward produces them.
-  std::vector<std::vector<StageUnit>> gradient_buckets(int stage) const;
+  std::vector<std::vector<ModelUnit>> gradient_buckets(int stage) const;
   // The rank of the same tp and dp coordinates that runs `stage`.
   int rank_of_stage(int rank, int stage) const;
   // Pairs a transfer's SEND and RECV: one digit per field, as the receiving rank sees it
@@ -106,7 +106,7 @@ public:
   }
 
 private:
-  std::vector<std::vector<StageUnit>> stage_units_;
+  std::vector<std::vector<ModelUnit>> stage_units_;
   std::unordered_map<std::string, Work> works_;
 };
 
