@@ -11,7 +11,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/base/child_process.hpp"
-#include "sim/engine/collective_plans.hpp"
+#include "sim/engine/collective_plan_cache.hpp"
 #include "sim/engine/failure_injector.hpp"
 #include "sim/engine/replay_lanes.hpp"
 #include "sim/engine/replay_platform.hpp"
@@ -304,7 +304,7 @@ private:
   const ProgressSender& send_progress_;
   const Lanes lanes_;
   std::vector<LaneSync> lane_sync_;  // by lane
-  CollectivePlans plans_;
+  CollectivePlanCache plans_;
   std::vector<double> link_bytes_per_second_;  // by fabric index, degradations included
   std::set<int> altered_links_;                // degraded or failing: never timed in closed form
   ReplayPlatform platform_;

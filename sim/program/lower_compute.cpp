@@ -83,7 +83,9 @@ private:
     task.microbatch = microbatch;
     const std::string layers = layer_range(units, task.layer_begin, task.layer_end);
     const std::string range = whole_stage ? "" : layers;
-    task.name = "s" + std::to_string(stage) + " " + to_string(kind) + " mb" + std::to_string(microbatch) + range;
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "s" + std::string.
+    task.name = std::string("s").append(std::to_string(stage)).append(" ").append(to_string(kind));
+    task.name.append(" mb").append(std::to_string(microbatch)).append(range);
     LoweredTask& lowered = lowered_.tasks.emplace_back(lowered_.make(std::move(task), {}, i));
     const std::string work_key = to_string(kind) + " s" + std::to_string(stage) + range;
     lowered.work = c_.shared_work(work_key, [&] {

@@ -131,7 +131,8 @@ Task group_collective(const LoweringContext& context, int rank, Stream stream, T
   const std::string verb =
       group.servers == 0 ? to_lower(to_string(kind)) : kind == TaskKind::REDUCESCATTER ? "push" : "pull";
   c.name = verb + " " + group.name + " " + format_bytes(bytes);
-  if (kind == TaskKind::ALLREDUCE && group.allreduce_algorithm) c.name += " " + to_string(*group.allreduce_algorithm);
+  if (kind == TaskKind::ALLREDUCE && group.allreduce_algorithm)
+    c.name.append(" ").append(to_string(*group.allreduce_algorithm));
   return c;
 }
 

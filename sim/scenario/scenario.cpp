@@ -211,14 +211,17 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   return p;
 }
 
-// Divisibility rules of Megatron-LM, each naming the field a user would change,
-// then the size limits (sim/scenario/scenario_limits.hpp).
-void check_consistency(Scenario& s, const std::string& file) {
-  const ModelConfig& m = s.model;
-  ParallelConfig& p = s.parallel;
-  auto fail = [&](const std::string& field, const std::string& reason) { throw InputError(file, field, reason); };
-  auto str = [](int64_t v) { return std::to_string(v); };
+// Throws the InputError of one consistency rule, naming the field a user would change.
+struct RuleBroken {
+  const std::string& file;
+  [[noreturn]] void operator()(const std::string& field, const std::string& reason) const {
+    throw InputError(file, field, reason);
+  }
+};
 
+std::string str(int64_t v) { return std::to_string(v); }
+
+void check_tensor_split(const ModelConfig& m, const ParallelConfig& p, const RuleBroken& fail) {
   if (m.num_attention_heads % p.tensor != 0)
     fail("parallelism.tensor_model_parallel_size", "must divide num_attention_heads (" +
                                                        str(m.num_attention_heads) + "), got " + str(p.tensor));
@@ -228,6 +231,10 @@ void check_consistency(Scenario& s, const std::string& file) {
   if (m.intermediate_size % p.tensor != 0)
     fail("parallelism.tensor_model_parallel_size",
          "must divide intermediate_size (" + str(m.intermediate_size) + "), got " + str(p.tensor));
+}
+
+// Stage layer counts (given, balanced or even) and interleaving.
+void check_pipeline_split(const ModelConfig& m, const ParallelConfig& p, const RuleBroken& fail) {
   const bool uneven_stages = p.balance_pipeline_layers || !p.pipeline_layers.empty();
   if (!p.pipeline_layers.empty()) {
     const auto stages = static_cast<int64_t>(p.pipeline_layers.size());
@@ -253,6 +260,11 @@ void check_consistency(Scenario& s, const std::string& file) {
            "must divide the layers per pipeline stage (" + str(m.num_layers / p.pipeline) + "), got " +
                str(p.layers_per_virtual_stage));
   }
+}
+
+// Fills in the data-parallel size and the default bucket size.
+void check_data_parallel(Scenario& s, const RuleBroken& fail) {
+  ParallelConfig& p = s.parallel;
   const int64_t model_parallel = p.tensor * p.pipeline;
   if (s.cluster.num_gpus % model_parallel != 0)
     fail("cluster.num_gpus", "must be a multiple of tensor x pipeline parallel size (" + str(model_parallel) +
@@ -275,6 +287,11 @@ void check_consistency(Scenario& s, const std::string& file) {
     fail("parallelism.dp_sync", "parameter servers attach to the core of a fat tree; topology '" +
                                      s.cluster.topology.name + "' is not one");
   if (p.dp_bucket_bytes == 0) p.dp_bucket_bytes = std::max<double>(40e6, 1e6 * data) * 4;  // Megatron's default
+}
+
+void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
+  const ModelConfig& m = s.model;
+  const ParallelConfig& p = s.parallel;
   const TrainingConfig& t = s.training;
   if (t.global_batch_size % (t.micro_batch_size * p.data) != 0)
     fail("training.global_batch_size", "must be a multiple of micro_batch_size x data parallel size (" +
@@ -288,6 +305,16 @@ void check_consistency(Scenario& s, const std::string& file) {
     fail("training.seq_length", "exceeds the model's max_position_embeddings (" + str(m.max_position_embeddings) + ")");
   if (t.dtype == Dtype::fp8 && s.cluster.gpu.peak_fp8_flops == 0)
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
+}
+
+// Divisibility rules of Megatron-LM, then the size limits
+// (sim/scenario/scenario_limits.hpp).
+void check_consistency(Scenario& s, const std::string& file) {
+  const RuleBroken fail{file};
+  check_tensor_split(s.model, s.parallel, fail);
+  check_pipeline_split(s.model, s.parallel, fail);
+  check_data_parallel(s, fail);
+  check_batch_and_precision(s, fail);
   check_limits(s, file);
 }
 

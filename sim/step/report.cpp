@@ -232,53 +232,60 @@ ordered_json to_json(const StepReport& r) {
           {"scenario_document", r.configuration}};
 }
 
-std::string to_text(const StepReport& r) {
-  std::string out;
-  auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
-  auto ms = [](double seconds) { return format("%.1f ms", seconds * 1e3); };
-  out += "simtrain: " + r.scenario_name + "\n";
-  for (const std::string& summary_line : r.scenario_summary_lines) out += summary_line + "\n";
-  if (!r.scenario_summary_lines.empty()) out += "\n";
-  if (r.stopped) out += format("JOB STOPPED at %.4f s: ", r.step_seconds) + r.stop_reason + " (figures below cover the step until then)\n";
-  line("step time", format("%.4f s", r.step_seconds));
-  line("throughput", with_commas(r.tokens_per_second) + " tokens/s");
-  line("achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +
-                       format(" (%.1f with recompute)", r.hardware_tflops_per_gpu));
-  line("MFU", format("%.1f %%", r.mfu * 100) + "  (model FLOPs / (step time x GPUs x peak))");
-  line("pipeline bubble", format("%.1f %% of the step", r.bubble_fraction * 100) +
-                              format(" (idle / step, mean over stages; idle / compute = %.1f %%)",
-                                     r.bubble_over_compute * 100));
-  line("exposed comm", "TP " + ms(r.mean_split.exposed_tp_seconds) + ", PP " + ms(r.mean_split.exposed_pp_seconds) +
-                           ", DP " + ms(r.mean_split.exposed_dp_seconds) + "  (not hidden by compute, mean over stages)");
+namespace {
+
+std::string ms(double seconds) { return format("%.1f ms", seconds * 1e3); }
+
+void add_step_figures(std::string& out, const StepReport& r) {
+  add_line(out, "step time", format("%.4f s", r.step_seconds));
+  add_line(out, "throughput", with_commas(r.tokens_per_second) + " tokens/s");
+  add_line(out, "achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +
+                                format(" (%.1f with recompute)", r.hardware_tflops_per_gpu));
+  add_line(out, "MFU", format("%.1f %%", r.mfu * 100) + "  (model FLOPs / (step time x GPUs x peak))");
+  add_line(out, "pipeline bubble", format("%.1f %% of the step", r.bubble_fraction * 100) +
+                                       format(" (idle / step, mean over stages; idle / compute = %.1f %%)",
+                                              r.bubble_over_compute * 100));
+}
+
+void add_communication(std::string& out, const StepReport& r) {
+  add_line(out, "exposed comm", "TP " + ms(r.mean_split.exposed_tp_seconds) + ", PP " + ms(r.mean_split.exposed_pp_seconds) +
+                                    ", DP " + ms(r.mean_split.exposed_dp_seconds) + "  (not hidden by compute, mean over stages)");
   auto percents = [](const CommRatios& c) {
     return format("TP %.1f %%", c.tp * 100) + format(", PP %.1f %%", c.pp * 100) + format(", DP %.1f %%", c.dp * 100);
   };
   const std::string most = "rank " + std::to_string(r.most_exposed_rank) + format(", %.1f %%", r.most_exposed_over_compute * 100);
-  line("comm / compute", percents(r.comm_over_compute) + "  (all communication time / compute, mean over ranks)");
-  line("exposed / compute", percents(r.exposed_over_compute) + "  (most: " + most + ")");
+  add_line(out, "comm / compute", percents(r.comm_over_compute) + "  (all communication time / compute, mean over ranks)");
+  add_line(out, "exposed / compute", percents(r.exposed_over_compute) + "  (most: " + most + ")");
   if (r.ranks_over_warning > 0)
-    line("WARNING", format("exposed communication exceeds %.0f %% of compute", exposed_comm_warning_fraction * 100) +
-                        " on " + std::to_string(r.ranks_over_warning) + " of " + std::to_string(r.ranks.size()) +
-                        " ranks (most: " + most + ")");
+    add_line(out, "WARNING", format("exposed communication exceeds %.0f %% of compute", exposed_comm_warning_fraction * 100) +
+                                 " on " + std::to_string(r.ranks_over_warning) + " of " + std::to_string(r.ranks.size()) +
+                                 " ranks (most: " + most + ")");
   if (!r.busiest_links.empty()) {
     std::string links;
     for (size_t i = 0; i < r.busiest_links.size() && i < 4; ++i) {
       const LinkLoad& l = r.busiest_links[i];
       links += (i ? ", " : "") + l.link + format(" %.1f %%", 100 * l.bytes / (l.bytes_per_second * r.step_seconds));
     }
-    line("busiest links", links + "  (bytes carried / (bandwidth x step time))");
+    add_line(out, "busiest links", links + "  (bytes carried / (bandwidth x step time))");
   }
+}
+
+// The stage that needs the most memory, and what that memory holds.
+void add_memory(std::string& out, const StepReport& r) {
   const StageFigures* worst = &r.stages.front();
   for (const StageFigures& st : r.stages)
     if (st.memory.total_bytes() > worst->memory.total_bytes()) worst = &st;
   const MemoryBreakdown& m = worst->memory;
-  line("memory per GPU", format("%.1f GiB", m.total_bytes() / GiB) + format(" of %.0f GiB", r.gpu_memory_bytes / GiB) +
-                             (r.out_of_memory ? "  OUT OF MEMORY" : "  fits") + " (peak: stage " +
-                             std::to_string(worst->pipeline_rank) + ")");
-  line("", format("weights %.1f GiB", m.weights_bytes / GiB) + format(", gradients %.1f", m.gradients_bytes / GiB) +
-               format(", optimizer %.1f", m.optimizer_bytes / GiB) +
-               format(", activations %.1f", m.activations_bytes / GiB) + " (" +
-               std::to_string(m.peak_in_flight_microbatches) + " micro-batch chunks in flight)");
+  add_line(out, "memory per GPU", format("%.1f GiB", m.total_bytes() / GiB) + format(" of %.0f GiB", r.gpu_memory_bytes / GiB) +
+                                      (r.out_of_memory ? "  OUT OF MEMORY" : "  fits") + " (peak: stage " +
+                                      std::to_string(worst->pipeline_rank) + ")");
+  add_line(out, "", format("weights %.1f GiB", m.weights_bytes / GiB) + format(", gradients %.1f", m.gradients_bytes / GiB) +
+                        format(", optimizer %.1f", m.optimizer_bytes / GiB) +
+                        format(", activations %.1f", m.activations_bytes / GiB) + " (" +
+                        std::to_string(m.peak_in_flight_microbatches) + " micro-batch chunks in flight)");
+}
+
+void add_stage_table(std::string& out, const StepReport& r) {
   out += "\nstage  compute      TP exposed   PP exposed   DP exposed   idle         memory\n";
   for (const StageFigures& st : r.stages) {
     char row[160];
@@ -288,6 +295,10 @@ std::string to_text(const StepReport& r) {
                   ms(st.time.idle_seconds).c_str(), st.memory.total_bytes() / GiB);
     out += row;
   }
+}
+
+// Where compute times came from, and what the simulation did.
+void add_simulation_footer(std::string& out, const StepReport& r) {
   out += "\ncompute times from:";
   for (const auto& [op_class, sources] : r.time_sources) {
     out += " " + op_class + " (";
@@ -298,6 +309,20 @@ std::string to_text(const StepReport& r) {
   out += "\nsimulated " + with_commas(r.tasks) + " tasks (" + with_commas(r.simulated_tasks) + " by actors), " +
          with_commas(r.flows) + " network flows, " + with_commas(r.closed_form_collectives) +
          " closed-form collectives, in " + format("%.2f s", r.wall_seconds) + "\n";
+}
+
+}  // namespace
+
+std::string to_text(const StepReport& r) {
+  std::string out = "simtrain: " + r.scenario_name + "\n";
+  for (const std::string& summary_line : r.scenario_summary_lines) out += summary_line + "\n";
+  if (!r.scenario_summary_lines.empty()) out += "\n";
+  if (r.stopped) out += format("JOB STOPPED at %.4f s: ", r.step_seconds) + r.stop_reason + " (figures below cover the step until then)\n";
+  add_step_figures(out, r);
+  add_communication(out, r);
+  add_memory(out, r);
+  add_stage_table(out, r);
+  add_simulation_footer(out, r);
   return out;
 }
 

@@ -1,8 +1,8 @@
-#include "sim/engine/collective_plans.hpp"
+#include "sim/engine/collective_plan_cache.hpp"
 
 namespace simtrain {
 
-const CollectivePlan& CollectivePlans::plan(const Task& task, const Group& group) {
+const CollectivePlan& CollectivePlanCache::plan(const Task& task, const Group& group) {
   auto key = std::make_tuple(group.id, static_cast<int>(task.kind), task.bytes, task.count);
   auto it = plans_.find(key);
   if (it == plans_.end())
@@ -15,13 +15,13 @@ const CollectivePlan& CollectivePlans::plan(const Task& task, const Group& group
   return it->second;
 }
 
-const ClosedForm& CollectivePlans::closed_form(const CollectivePlan& plan) {
+const ClosedForm& CollectivePlanCache::closed_form(const CollectivePlan& plan) {
   auto [it, inserted] = closed_forms_.try_emplace(&plan);
   if (inserted) it->second = {closed_form_seconds(plan, fabric_), link_loads(plan, fabric_)};
   return it->second;
 }
 
-Algorithm CollectivePlans::algorithm_for(TaskKind kind, const Group& group, double bytes) {
+Algorithm CollectivePlanCache::algorithm_for(TaskKind kind, const Group& group, double bytes) {
   if (kind != TaskKind::ALLREDUCE) return Algorithm::ring;
   if (const auto wanted = group.allreduce_algorithm ? group.allreduce_algorithm : allreduce_algorithm_) return *wanted;
   auto key = std::make_pair(group.id, bytes);

@@ -19,10 +19,10 @@ struct ClosedForm {
   std::vector<std::pair<int, double>> link_bytes;  // bytes by fabric link index
 };
 
-class CollectivePlans {
+class CollectivePlanCache {
 public:
   // `allreduce_algorithm` where the group fixes none; empty: NCCL's choice per size.
-  CollectivePlans(const Fabric& fabric, std::optional<Algorithm> allreduce_algorithm)
+  CollectivePlanCache(const Fabric& fabric, std::optional<Algorithm> allreduce_algorithm)
       : fabric_(fabric), allreduce_algorithm_(allreduce_algorithm) {}
 
   // The flows of `task`'s collective over `group` (a member's group for a
