@@ -5,19 +5,13 @@
 // compression, each reduction is preceded by its compression and, once the
 // backward is over, followed by its decompression. The tied embeddings'
 // gradients are all-reduced between the first and last stage.
-#include <cstdio>
 
+#include "sim/base/text_format.hpp"
 #include "sim/program/lowering.hpp"
 
 namespace simtrain {
 
 namespace {
-
-std::string format_ratio(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 class DpSyncLowering {
 public:
@@ -93,7 +87,7 @@ private:
     Task t;
     t.kind = kind;
     t.stage = stage;
-    t.name = to_lower(to_string(kind)) + " " + format_bytes(bytes) + " /" + format_ratio(ratio_);
+    t.name = to_lower(to_string(kind)) + " " + format_bytes(bytes) + " /" + format("%g", ratio_);
     const double seconds = bytes * c_.scenario.parallel.dp_compression_seconds_per_byte;
     LoweredTask lowered = rank_.make(t, {anchor.after}, anchor.action);
     lowered.work = c_.shared_work(t.name, [&] { return Work{t.name, {}, seconds}; });

@@ -12,31 +12,32 @@ std::string transfer_name(const char* verb, bool backward, int from_stage, int t
          std::to_string(to_stage) + " mb" + std::to_string(microbatch);
 }
 
-// Megatron blocks the compute stream on pipeline sends unless
-// --overlap-p2p-communication is set.
-Task send(const LoweringContext& context, int rank, int stage, int to_stage, int microbatch, bool backward) {
+// A transfer of one micro-batch's stage boundary between this rank and `peer_stage`'s.
+Task transfer(const LoweringContext& context, TaskKind kind, Stream stream, int rank, int stage, int peer_stage,
+              int microbatch) {
   Task t;
-  t.stream = context.scenario.parallel.overlap_p2p_communication ? Stream::p2p : Stream::compute;
-  t.kind = TaskKind::SEND;
+  t.stream = stream;
+  t.kind = kind;
   t.stage = stage;
   t.microbatch = microbatch;
   t.dim = CommDim::pp;
-  t.peer = context.rank_of_stage(rank, to_stage);
+  t.peer = context.rank_of_stage(rank, peer_stage);
   t.bytes = context.workload.stage_boundary_bytes;
+  return t;
+}
+
+// Megatron blocks the compute stream on pipeline sends unless
+// --overlap-p2p-communication is set.
+Task send(const LoweringContext& context, int rank, int stage, int to_stage, int microbatch, bool backward) {
+  const Stream stream = context.scenario.parallel.overlap_p2p_communication ? Stream::p2p : Stream::compute;
+  Task t = transfer(context, TaskKind::SEND, stream, rank, stage, to_stage, microbatch);
   t.name = transfer_name("send", backward, stage, to_stage, microbatch) + " " + format_bytes(t.bytes);
   return t;
 }
 
 // A receive is pre-posted and passive: it spans its send's transfer, on the p2p stream.
 Task receive(const LoweringContext& context, int rank, int stage, int from_stage, int microbatch, bool backward) {
-  Task t;
-  t.stream = Stream::p2p;
-  t.kind = TaskKind::RECV;
-  t.stage = stage;
-  t.microbatch = microbatch;
-  t.dim = CommDim::pp;
-  t.peer = context.rank_of_stage(rank, from_stage);
-  t.bytes = context.workload.stage_boundary_bytes;
+  Task t = transfer(context, TaskKind::RECV, Stream::p2p, rank, stage, from_stage, microbatch);
   t.name = transfer_name("recv", backward, from_stage, stage, microbatch);
   return t;
 }

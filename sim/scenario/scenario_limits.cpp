@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <iterator>
 #include <utility>
-#include <cstdio>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
@@ -14,11 +14,7 @@ namespace simtrain {
 namespace {
 
 // A count in full digits (1099511627776, not 1.09951e+12).
-std::string describe(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.0f", value);
-  return text;
-}
+std::string describe(double value) { return format("%.0f", value); }
 
 }  // namespace
 
