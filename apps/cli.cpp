@@ -4,21 +4,21 @@
 
 #include <CLI/CLI.hpp>
 
+#include "live_command.hpp"
+#include "process_world.hpp"
+#include "profiler.hpp"
+#include "scenario_arguments.hpp"
+#include "search_command.hpp"
 #include "sim/base/embedded_files.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/interrupt_guard.hpp"
-#include "live_command.hpp"
 #include "sim/base/option_checks.hpp"
-#include "process_world.hpp"
 #include "sim/base/output_files.hpp"
-#include "profiler.hpp"
+#include "sim/engine/simulate.hpp"
+#include "sim/longrun/train.hpp"
 #include "sim/program/pipeline_grid.hpp"
 #include "sim/program/program_builder.hpp"
-#include "scenario_arguments.hpp"
-#include "search_command.hpp"
-#include "sim/engine/simulate.hpp"
 #include "sim/program/trace.hpp"
-#include "sim/longrun/train.hpp"
 
 namespace simtrain {
 

@@ -10,8 +10,8 @@
 #include "sim/base/input_error.hpp"
 #include "sim/base/option_checks.hpp"
 #include "sim/base/output_files.hpp"
-#include "sim/step/scenario_summary.hpp"
 #include "sim/search/search_report.hpp"
+#include "sim/step/scenario_summary.hpp"
 
 namespace simtrain {
 

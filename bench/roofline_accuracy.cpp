@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/model/cost_model.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/model/cost_model.hpp"
 #include "sim/model/profile_database.hpp"
 
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "sim/search/search.hpp"
 #include "sim/engine/simulate.hpp"
+#include "sim/search/search.hpp"
 
 int main() {
   // Strategies the search simulates near the top of its table.

@@ -15,12 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/embedded_files.hpp"
-#include "sim/network/fabric.hpp"
 #include "sim/base/input_error.hpp"
-#include "sim/scenario/scenario_limits.hpp"
-#include "sim/step/memory_model.hpp"
+#include "sim/network/fabric.hpp"
 #include "sim/program/program_builder.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/scenario/scenario_limits.hpp"
+#include "sim/step/memory_model.hpp"
 
 namespace simtrain::fuzz {
 

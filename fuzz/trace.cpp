@@ -2,8 +2,8 @@
 // opens one: read back into a Program and Timeline, then timed like a
 // simulated step (timing_report).
 #include "fuzz_support.hpp"
-#include "sim/step/report.hpp"
 #include "sim/program/trace_reader.hpp"
+#include "sim/step/report.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace simtrain;

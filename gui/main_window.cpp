@@ -16,10 +16,10 @@
 #include <QStatusBar>
 #include <QVBoxLayout>
 
-#include "sim/base/atomic_file.hpp"
 #include "compare_view.hpp"
-#include "sim/base/input_error.hpp"
 #include "scenario_panel.hpp"
+#include "sim/base/atomic_file.hpp"
+#include "sim/base/input_error.hpp"
 #include "summary_panel.hpp"
 #include "text_format.hpp"
 #include "timeline_export.hpp"

@@ -18,7 +18,7 @@ StepResult simulate_step(const Scenario& scenario, const ReplayOptions& options)
 StepResult read_trace_step(const std::string& path) {
   RecordedStep step = read_chrome_trace_file(path);
   StepResult result{std::filesystem::path(path).filename().string(), std::move(step.program),
-                    std::move(step.timeline), {}, std::nullopt};
+                    std::move(step.timeline), {}, std::nullopt, nullptr};
   result.report = timing_report(result.program, result.timeline);
   result.report.scenario_name = result.title;
   return result;

@@ -8,9 +8,9 @@
 #include "sim/engine/replay.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/program/program.hpp"
-#include "sim/step/report.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/program/timeline.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/step/report.hpp"
 
 namespace simtrain::gui {
 

@@ -5,8 +5,8 @@
 #include <QPainter>
 #include <QSvgGenerator>
 
-#include "sim/base/atomic_file.hpp"
 #include "compare_view.hpp"
+#include "sim/base/atomic_file.hpp"
 
 namespace simtrain::gui {
 

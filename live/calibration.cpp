@@ -3,8 +3,8 @@
 #include <map>
 #include <tuple>
 
-#include "sim/base/input_error.hpp"
 #include "profile_document.hpp"
+#include "sim/base/input_error.hpp"
 #include "timing.hpp"
 
 namespace simtrain {

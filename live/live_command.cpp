@@ -2,13 +2,13 @@
 
 #include "backend.hpp"
 #include "calibration.hpp"
+#include "process_world.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/option_checks.hpp"
 #include "sim/base/output_files.hpp"
-#include "process_world.hpp"
+#include "sim/program/trace_reader.hpp"
 #include "step_estimate.hpp"
 #include "trace_comparison.hpp"
-#include "sim/program/trace_reader.hpp"
 
 namespace simtrain {
 

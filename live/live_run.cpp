@@ -8,17 +8,17 @@
 #include <map>
 #include <thread>
 
-#include "sim/base/output_files.hpp"
 #include "backend_factory.hpp"
-#include "rank_checkpoint.hpp"
 #include "communicator_plan.hpp"
+#include "rank_checkpoint.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/base/output_files.hpp"
+#include "sim/base/text_format.hpp"
+#include "sim/model/workload.hpp"
 #include "sim/program/program_builder.hpp"
+#include "sim/program/trace.hpp"
 #include "sim/step/report.hpp"
 #include "step_estimate.hpp"
-#include "sim/base/text_format.hpp"
-#include "sim/program/trace.hpp"
-#include "sim/model/workload.hpp"
 
 namespace simtrain {
 

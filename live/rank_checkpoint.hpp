@@ -6,9 +6,9 @@
 #include <string>
 
 #include "process_world.hpp"
+#include "sim/model/workload.hpp"
 #include "sim/program/program.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/model/workload.hpp"
 
 namespace simtrain {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "sim/program/critical_path.hpp"
 #include "sim/base/text_format.hpp"
+#include "sim/program/critical_path.hpp"
 
 namespace simtrain {
 

@@ -18,10 +18,10 @@
 
 #include "checkpoint.hpp"
 #include "model_config_changes.hpp"
-#include "sim/program/program_builder.hpp"
-#include "test_support.hpp"
-#include "sim/step/memory_model.hpp"
 #include "sim/model/workload.hpp"
+#include "sim/program/program_builder.hpp"
+#include "sim/step/memory_model.hpp"
+#include "test_support.hpp"
 
 namespace simtrain {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "sim/model/profile_database.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/program/trace_reader.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

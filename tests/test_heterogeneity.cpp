@@ -2,10 +2,10 @@
 // a cluster that is not uniform.
 #include <gtest/gtest.h>
 
-#include "sim/program/critical_path.hpp"
 #include "sim/base/input_error.hpp"
-#include "sim/program/program_builder.hpp"
 #include "sim/engine/simulate.hpp"
+#include "sim/program/critical_path.hpp"
+#include "sim/program/program_builder.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;

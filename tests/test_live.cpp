@@ -5,12 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "communicator_plan.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/model/profile_database.hpp"
 #include "sim/program/program_builder.hpp"
-#include "test_support.hpp"
-#include "sim/base/text_format.hpp"
 #include "sim/program/trace.hpp"
 #include "sim/program/trace_reader.hpp"
+#include "test_support.hpp"
 
 namespace simtrain {
 namespace {

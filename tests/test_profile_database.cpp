@@ -11,9 +11,9 @@
 
 #include "cli.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/engine/simulate.hpp"
 #include "sim/model/profile_database.hpp"
 #include "sim/model/profiled_cost_model.hpp"
-#include "sim/engine/simulate.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

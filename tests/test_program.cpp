@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/scenario/scenario_limits.hpp"
 #include "sim/program/program_builder.hpp"
+#include "sim/scenario/scenario_limits.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "sim/engine/replay.hpp"
+#include "sim/engine/simulate.hpp"
 #include "sim/program/program_builder.hpp"
 #include "sim/step/report.hpp"
-#include "sim/engine/simulate.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;

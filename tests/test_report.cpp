@@ -8,10 +8,10 @@
 #include <regex>
 #include <sstream>
 
-#include "sim/step/report.hpp"
-#include "sim/engine/simulate.hpp"
-#include "test_support.hpp"
 #include "sim/base/text_format.hpp"
+#include "sim/engine/simulate.hpp"
+#include "sim/step/report.hpp"
+#include "test_support.hpp"
 
 namespace simtrain {
 namespace {

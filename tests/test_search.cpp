@@ -14,10 +14,10 @@
 #include <sstream>
 
 #include "sim/base/input_error.hpp"
+#include "sim/engine/simulate.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/search/search.hpp"
 #include "sim/search/search_report.hpp"
-#include "sim/engine/simulate.hpp"
 #include "sim/search/step_bound.hpp"
 #include "test_support.hpp"
 

@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <numeric>
 
-#include "sim/engine/replay.hpp"
 #include "sim/base/input_error.hpp"
-#include "sim/step/memory_model.hpp"
+#include "sim/engine/replay.hpp"
+#include "sim/engine/simulate.hpp"
 #include "sim/model/partition.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/program/program_builder.hpp"
-#include "sim/engine/simulate.hpp"
+#include "sim/step/memory_model.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {

@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "sim/network/fabric.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/network/fabric.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;

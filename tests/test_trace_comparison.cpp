@@ -9,12 +9,12 @@
 
 #include "calibration.hpp"
 #include "sim/base/input_error.hpp"
-#include "sim/model/profile_database.hpp"
 #include "sim/engine/simulate.hpp"
-#include "test_support.hpp"
+#include "sim/model/profile_database.hpp"
 #include "sim/program/trace.hpp"
-#include "trace_comparison.hpp"
 #include "sim/program/trace_reader.hpp"
+#include "test_support.hpp"
+#include "trace_comparison.hpp"
 
 using namespace simtrain;
 using testing::HasSubstr;

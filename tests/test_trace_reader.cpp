@@ -8,10 +8,10 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/program/program_builder.hpp"
-#include "sim/step/report.hpp"
-#include "test_support.hpp"
 #include "sim/program/trace.hpp"
 #include "sim/program/trace_reader.hpp"
+#include "sim/step/report.hpp"
+#include "test_support.hpp"
 
 using namespace simtrain;
 using testing::HasSubstr;

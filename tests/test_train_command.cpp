@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "test_support.hpp"
 #include "sim/base/text_format.hpp"
+#include "test_support.hpp"
 
 namespace simtrain {
 namespace {

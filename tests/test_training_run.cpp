@@ -6,12 +6,12 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/longrun/checkpoint_interval.hpp"
 #include "sim/base/input_error.hpp"
-#include "sim/program/program_builder.hpp"
-#include "test_support.hpp"
-#include "sim/step/memory_model.hpp"
+#include "sim/longrun/checkpoint_interval.hpp"
 #include "sim/longrun/train.hpp"
+#include "sim/program/program_builder.hpp"
+#include "sim/step/memory_model.hpp"
+#include "test_support.hpp"
 
 using namespace simtrain;
 

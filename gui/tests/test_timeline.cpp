@@ -12,10 +12,10 @@
 
 #include "compare_view.hpp"
 #include "gui_test_support.hpp"
-#include "summary_panel.hpp"
 #include "sim/base/json_fields.hpp"
-#include "task_description.hpp"
 #include "sim/program/trace.hpp"
+#include "summary_panel.hpp"
+#include "task_description.hpp"
 
 using namespace simtrain;
 using namespace simtrain::gui;

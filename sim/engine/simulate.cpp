@@ -3,9 +3,9 @@
 #include <chrono>
 #include <set>
 
-#include "sim/network/fabric.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/model/profiled_cost_model.hpp"
+#include "sim/network/fabric.hpp"
 #include "sim/program/program_builder.hpp"
 
 namespace simtrain {

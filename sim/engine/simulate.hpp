@@ -1,13 +1,13 @@
 #pragma once
 // One simulated training step, end to end: scenario -> workload -> Program ->
 // SimGrid replay -> report.
-#include "sim/model/cost_model.hpp"
 #include "sim/engine/replay.hpp"
+#include "sim/model/cost_model.hpp"
+#include "sim/model/workload.hpp"
 #include "sim/network/fabric.hpp"
 #include "sim/program/program.hpp"
-#include "sim/step/report.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/model/workload.hpp"
+#include "sim/step/report.hpp"
 
 namespace simtrain {
 

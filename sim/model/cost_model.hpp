@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/model/workload.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/model/workload.hpp"
 
 namespace simtrain {
 

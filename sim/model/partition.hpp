@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "sim/model/cost_model.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/model/workload.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/model/workload.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/model/workload.hpp"
 
 namespace simtrain {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/model/task_kind.hpp"
 #include "sim/network/collective_algorithm.hpp"
 #include "sim/network/fabric.hpp"
-#include "sim/model/task_kind.hpp"
 
 namespace simtrain {
 

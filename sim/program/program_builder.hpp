@@ -4,9 +4,9 @@
 // pass, point-to-point transfers between stages, and data-parallel gradient
 // synchronisation in buckets that overlap the last backward of each chunk,
 // lowered in passes (sim/program/lowering.hpp).
+#include "sim/model/workload.hpp"
 #include "sim/program/program.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/model/workload.hpp"
 
 namespace simtrain {
 

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "sim/search/pareto_svg.hpp"
 #include "sim/base/text_format.hpp"
+#include "sim/search/pareto_svg.hpp"
 
 namespace simtrain {
 

@@ -8,8 +8,8 @@
 // optimizer and ZeRO's gather follow the last backward, as does the last
 // backward's way back to stage 0.
 #include "sim/model/cost_model.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/model/workload.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 

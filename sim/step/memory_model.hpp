@@ -2,9 +2,9 @@
 // Peak memory of one GPU: weights, gradients and optimizer state (sharded as
 // ZeRO shards them), and activations, whose peak comes from walking the rank's
 // own schedule (how many micro-batches are in flight at worst).
+#include "sim/model/workload.hpp"
 #include "sim/program/program.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/model/workload.hpp"
 
 namespace simtrain {
 

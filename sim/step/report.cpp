@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/step/scenario_summary.hpp"
 #include "sim/base/text_format.hpp"
+#include "sim/step/scenario_summary.hpp"
 
 namespace simtrain {
 

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model/cost_model.hpp"
-#include "sim/step/memory_model.hpp"
-#include "sim/program/program.hpp"
-#include "sim/scenario/scenario.hpp"
-#include "sim/program/timeline.hpp"
 #include "sim/model/workload.hpp"
+#include "sim/program/program.hpp"
+#include "sim/program/timeline.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/step/memory_model.hpp"
 
 namespace simtrain {
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/scenario/scenario.hpp"
 #include "sim/model/workload.hpp"
+#include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
 
