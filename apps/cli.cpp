@@ -166,12 +166,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       outputs.add("--out", schedule_path);
       const Scenario scenario = schedule_args.load();
       outputs.refuse_inputs(scenario.files_read);
-      const Program program = build_program(scenario, build_workload(scenario));
+      // The grid needs only the schedule, not the Program (millions of tasks on large clusters).
       outputs.write({{"--out", [&](std::ostream& o) {
                         if (schedule_grid)
-                          o << format_pipeline_grid(pipeline_actions(program));
+                          o << format_pipeline_grid(pipeline_schedule(scenario));
                         else
-                          o << to_json(program).dump() << "\n";
+                          o << to_json(build_program(scenario, build_workload(scenario))).dump() << "\n";
                       }}});
     } else if (profile_command->parsed()) {
       profile_options.command_line = command_line(argc, argv);

@@ -102,6 +102,25 @@ TEST(PipelineGrid, ADeadlockShowsTheGridUpToIt) {
   }
 }
 
+// The actions each pipeline rank runs in `program`, read from the compute
+// tasks of its first GPU (tp 0, dp 0): one per F, B or W pass, the pieces of
+// a backward split at gradient buckets counted once, recomputation left out.
+std::vector<std::vector<PipelineAction>> pipeline_actions(const Program& program) {
+  std::vector<std::vector<PipelineAction>> ranks(program.pipeline_size);
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    const RankCoord& coord = program.coords[rank];
+    if (coord.tp != 0 || coord.dp != 0) continue;
+    std::vector<PipelineAction>& actions = ranks[coord.pp];
+    for (int id : program.rank_tasks[rank]) {
+      const Task& t = program.tasks[id];
+      if (t.kind != TaskKind::F && t.kind != TaskKind::B && t.kind != TaskKind::W) continue;
+      const PipelineAction action{t.kind, t.stage / program.pipeline_size, t.microbatch};
+      if (actions.empty() || actions.back() != action) actions.push_back(action);  // a split pass counts once
+    }
+  }
+  return ranks;
+}
+
 // The Program runs the schedule's actions: recomputation, bucket pieces, TP
 // and DP ranks change nothing in the grid.
 TEST(PipelineGrid, ProgramRunsTheScheduleActions) {

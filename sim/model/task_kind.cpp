@@ -13,6 +13,10 @@ bool is_compute(TaskKind kind) {
          kind == TaskKind::OPT || kind == TaskKind::COMPRESS || kind == TaskKind::DECOMPRESS;
 }
 
+bool is_model_pass(TaskKind kind) {
+  return kind == TaskKind::F || kind == TaskKind::B || kind == TaskKind::W || kind == TaskKind::R;
+}
+
 bool is_collective(TaskKind kind) {
   return kind == TaskKind::ALLREDUCE || kind == TaskKind::REDUCESCATTER || kind == TaskKind::ALLGATHER;
 }

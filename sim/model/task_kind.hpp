@@ -14,6 +14,7 @@ enum class TaskKind { F, B, W, R, OPT, SEND, RECV, ALLREDUCE, REDUCESCATTER, ALL
 
 std::string to_string(TaskKind kind);  // "F", "ALLREDUCE", ...
 bool is_compute(TaskKind kind);
+bool is_model_pass(TaskKind kind);  // F, B, W, R: the compute that runs model units (not OPT or a codec)
 bool is_collective(TaskKind kind);
 
 }  // namespace simtrain

@@ -36,10 +36,6 @@ double parameters(const std::vector<ModelUnit>& units) {
   return total;
 }
 
-bool is_model_pass(TaskKind kind) {
-  return kind == TaskKind::F || kind == TaskKind::R || kind == TaskKind::B || kind == TaskKind::W;
-}
-
 LoweredTask RankTasks::make(Task task, std::vector<int> deps, int action) {
   task.rank = rank;
   LoweredTask lowered;

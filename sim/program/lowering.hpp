@@ -42,9 +42,6 @@ struct ModelUnit {
 
 double parameters(const std::vector<ModelUnit>& units);
 
-// F, R, B and W: the tasks that run model units (those of lower_compute).
-bool is_model_pass(TaskKind kind);
-
 // A task on its rank's list before numbering. Its dependencies name tasks of
 // the same rank by label, which stays put while passes insert tasks; a RECV's
 // dependency on its SEND, on another rank, is found by `transfer` when numbered.

@@ -112,23 +112,6 @@ private:
 
 }  // namespace
 
-std::vector<std::vector<PipelineAction>> pipeline_actions(const Program& program) {
-  const int p = program.pipeline_size;
-  ActionLists ranks(p);
-  for (int rank = 0; rank < program.world_size; ++rank) {
-    const RankCoord& coord = program.coords[rank];
-    if (coord.tp != 0 || coord.dp != 0) continue;
-    std::vector<PipelineAction>& actions = ranks[coord.pp];
-    for (int id : program.rank_tasks[rank]) {
-      const Task& t = program.tasks[id];
-      if (t.kind != TaskKind::F && t.kind != TaskKind::B && t.kind != TaskKind::W) continue;
-      const PipelineAction action{t.kind, t.stage / p, t.microbatch};
-      if (actions.empty() || actions.back() != action) actions.push_back(action);  // a split pass counts once
-    }
-  }
-  return ranks;
-}
-
 std::string format_pipeline_grid(const std::vector<std::vector<PipelineAction>>& ranks) {
   return format_rows(ranks.size(), StepPlacer(ranks).place());
 }

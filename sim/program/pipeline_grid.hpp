@@ -16,15 +16,8 @@
 #include <vector>
 
 #include "sim/program/pipeline_schedule.hpp"
-#include "sim/program/program.hpp"
 
 namespace simtrain {
-
-// The actions each pipeline rank runs in `program` (outer index: pipeline
-// rank), read from the compute tasks of its first GPU (tp 0, dp 0): one per
-// F, B or W pass, the pieces of a backward split at gradient buckets counted
-// once; recomputation is left out.
-std::vector<std::vector<PipelineAction>> pipeline_actions(const Program& program);
 
 // The grid of per-rank action lists (outer index: pipeline rank; chunks as in
 // pipeline_schedule). Throws std::invalid_argument, showing the grid up to

@@ -127,4 +127,9 @@ std::vector<std::vector<PipelineAction>> pipeline_schedule(ScheduleKind kind, in
   return ranks;
 }
 
+std::vector<std::vector<PipelineAction>> pipeline_schedule(const Scenario& scenario) {
+  return pipeline_schedule(scenario.parallel.schedule, static_cast<int>(scenario.parallel.pipeline),
+                           static_cast<int>(scenario.micro_batches()), static_cast<int>(scenario.virtual_stages()));
+}
+
 }  // namespace simtrain

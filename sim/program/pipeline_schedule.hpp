@@ -27,4 +27,7 @@ std::string to_string(const PipelineAction& action);
 // for interleaved_1f1b, m % p == 0.
 std::vector<std::vector<PipelineAction>> pipeline_schedule(ScheduleKind kind, int p, int m, int v);
 
+// The scenario's schedule: its kind, pipeline size, micro-batches and chunks per rank.
+std::vector<std::vector<PipelineAction>> pipeline_schedule(const Scenario& scenario);
+
 }  // namespace simtrain

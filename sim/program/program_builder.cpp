@@ -62,8 +62,7 @@ Program build_program(const Scenario& scenario, const Workload& workload) {
   program.coords = context.coords;
   program.groups = context.groups.list;
   program.rank_tasks.resize(program.world_size);
-  const auto schedule = pipeline_schedule(scenario.parallel.schedule, context.layout.pipeline, context.micro_batches,
-                                          context.virtual_stages);
+  const auto schedule = pipeline_schedule(scenario);
   Numbering numbering(program);
   for (int rank = 0; rank < program.world_size; ++rank) {
     RankTasks lowered = lower_rank(context, rank, schedule[context.coords[rank].pp]);

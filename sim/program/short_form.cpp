@@ -16,10 +16,6 @@ constexpr std::string_view kFieldOrder =
     "s<stage> KIND[_PASS] mb<micro-batch> L<first>-<last>|Lnone ->s<peer>|<-s<peer> <group> <size> /<ratio> "
     "x<count> #<occurrence>";
 
-bool is_pass(TaskKind kind) {
-  return kind == TaskKind::F || kind == TaskKind::B || kind == TaskKind::W || kind == TaskKind::R;
-}
-
 // The compute pass a transfer or TP collective carries, found along its
 // dependencies: a SEND waits for the end of its pass (the pass itself or the
 // TP collective after it), a TP collective for the task before it, a RECV for
@@ -30,7 +26,7 @@ std::optional<TaskKind> carried_pass(const Program& program, const Task& task) {
     if (t->deps.empty()) return std::nullopt;
     t = &program.tasks.at(t->deps.front());
   }
-  if (!is_pass(t->kind)) return std::nullopt;
+  if (!is_model_pass(t->kind)) return std::nullopt;
   return t->kind;
 }
 
@@ -129,7 +125,7 @@ void read_kind_word(std::string_view text, std::string_view word, TaskKey& key) 
   }
   if (underscore == std::string_view::npos) return;
   const auto pass = read_kind(word.substr(underscore + 1));
-  if (!pass || !is_pass(*pass))
+  if (!pass || !is_model_pass(*pass))
     unreadable(text, "\"" + std::string(word.substr(underscore + 1)) + "\" in \"" + std::string(word) +
                          "\" is not a compute pass (F, B, W or R)");
   if (key.kind != TaskKind::SEND && key.kind != TaskKind::RECV && !is_collective(key.kind))
@@ -197,13 +193,13 @@ std::vector<TaskKey> keys_of(const Program& program, const std::vector<int>& ids
   std::map<std::tuple<TaskKind, int, int>, int> pass_tasks;
   for (int id : ids) {
     const Task& t = program.tasks[id];
-    if (is_pass(t.kind) && t.work >= 0) ++pass_tasks[{t.kind, t.stage, t.microbatch}];
+    if (is_model_pass(t.kind) && t.work >= 0) ++pass_tasks[{t.kind, t.stage, t.microbatch}];
   }
   std::vector<TaskKey> keys;
   std::unordered_map<std::string, int> seen;
   for (int id : ids) {
     const Task& t = program.tasks[id];
-    const bool piece = is_pass(t.kind) && t.work >= 0 && pass_tasks[{t.kind, t.stage, t.microbatch}] > 1;
+    const bool piece = is_model_pass(t.kind) && t.work >= 0 && pass_tasks[{t.kind, t.stage, t.microbatch}] > 1;
     TaskKey key = key_without_occurrence(program, t, piece);
     key.occurrence = ++seen[to_string(key)];
     keys.push_back(std::move(key));

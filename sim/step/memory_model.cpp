@@ -103,7 +103,7 @@ MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Prog
 
 std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& s, const Workload& w) {
   const int p = static_cast<int>(s.parallel.pipeline), v = static_cast<int>(s.virtual_stages());
-  const auto schedule = pipeline_schedule(s.parallel.schedule, p, static_cast<int>(s.micro_batches()), v);
+  const auto schedule = pipeline_schedule(s);
   std::vector<MemoryBreakdown> memory(p);
   for (int pp = 0; pp < p; ++pp) {
     double parameters = 0;
