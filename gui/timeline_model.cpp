@@ -72,8 +72,7 @@ TimelineModel::TimelineModel(std::shared_ptr<const StepResult> step) : step_(std
 }
 
 bool TimelineModel::ran(int task) const {
-  const TaskTiming& t = timing(task);
-  return t.start >= 0 && t.end >= t.start;
+  return timing(task).ran();
 }
 
 size_t TimelineModel::first_ending_after(int rank, int lane, double seconds) const {

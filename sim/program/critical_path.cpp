@@ -70,7 +70,7 @@ CriticalPath critical_path(const Program& program, const std::vector<double>& ta
 
 CriticalPath critical_path(const Program& program, const Timeline& timeline) {
   std::vector<double> end_seconds;
-  for (const TaskTiming& t : timeline.tasks) end_seconds.push_back(t.start >= 0 && t.end >= t.start ? t.end : -1);
+  for (const TaskTiming& t : timeline.tasks) end_seconds.push_back(t.ran() ? t.end : -1);
   return walk_back(task_predecessors(program), end_seconds);
 }
 

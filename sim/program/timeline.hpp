@@ -15,6 +15,7 @@ enum class Dtype;  // sim/scenario/scenario.hpp; declared here to keep this head
 struct TaskTiming {
   double start = -1;
   double end = -1;
+  bool ran() const { return start >= 0 && end >= start; }  // has a start and an end after it
 };
 
 // Bytes one link carried during the step.
