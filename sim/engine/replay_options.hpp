@@ -33,6 +33,9 @@ struct FailureEvent {
 
 struct ReplayOptions {
   bool free_communication = false;  // communication takes no time (dependencies still hold)
+  // Run every data-parallel replica, not one per class of equivalent replicas
+  // (sim/engine/replica_classes.hpp): slower, for checking the reduction.
+  bool full_replay = false;
   std::vector<double> gpu_speed_factors;                 // per rank (empty: all 1); a TP group runs at its slowest
   std::map<std::string, double> link_bandwidth_factors;  // fabric link name -> fraction of nominal bandwidth
   std::vector<FailureEvent> failures;

@@ -40,6 +40,10 @@ struct Timeline {
   uint64_t flows = 0;             // network flows simulated
   uint64_t closed_form_collectives = 0;
   uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)
+  // By rank: the rank whose simulated tasks stand for it (a symmetry-reduced
+  // replay runs one data-parallel replica per class of equivalent replicas,
+  // see sim/engine/replica_classes.hpp); empty: every rank ran its own.
+  std::vector<int> representative_of_rank;
   std::vector<LinkLoad> busiest_links;  // highest bytes / bandwidth first, at most 10
   std::optional<LiveRecord> live;       // set by live runs only
 };
