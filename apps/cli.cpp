@@ -44,13 +44,16 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   ScenarioArguments simulate_args;
   simulate_args.add_to(*simulate_command, true);
   std::string trace_path, report_path, algorithm = "auto";
-  bool free_communication = false, quiet = false;
+  bool free_communication = false, full_replay = false, quiet = false;
   simulate_command->add_option("--trace", trace_path, "write a Chrome trace (Perfetto, chrome://tracing); - for standard output");
   simulate_command->add_option("--report", report_path, "write the report as JSON; - for standard output");
   simulate_command->add_option("--allreduce-algorithm", algorithm, "NCCL all-reduce algorithm")
       ->check(CLI::IsMember({"auto", "ring", "tree"}));
   simulate_command->add_flag("--free-communication", free_communication,
                              "communication takes no time (to see compute and bubbles alone)");
+  simulate_command->add_flag("--full-replay", full_replay,
+                             "simulate every data-parallel replica, not one per class of equivalent ones (slower; "
+                             "for checking the reduction)");
   simulate_command->add_flag("--quiet", quiet, "no progress line");
 
   auto* schedule_command = app.add_subcommand(
@@ -122,6 +125,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       outputs.refuse_inputs(scenario.files_read);
       ReplayOptions options;
       options.free_communication = free_communication;
+      options.full_replay = full_replay;
       options.allreduce_algorithm = parse_allreduce_algorithm(algorithm);
       const bool show_progress = !quiet && ::isatty(STDERR_FILENO);
       if (show_progress)

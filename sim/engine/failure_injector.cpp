@@ -7,8 +7,10 @@ namespace sg4 = simgrid::s4u;
 namespace simtrain {
 
 FailureInjector::FailureInjector(std::vector<FailureEvent> events, const ReplayPlatform& platform,
-                                 const Fabric& fabric, std::function<void(const std::string& reason)> stop_job)
-    : events_(std::move(events)), platform_(&platform), fabric_(&fabric), stop_job_(std::move(stop_job)) {
+                                 const Fabric& fabric, std::vector<double> nominal_bytes_per_second,
+                                 std::function<void(const std::string& reason)> stop_job)
+    : events_(std::move(events)), platform_(&platform), fabric_(&fabric),
+      nominal_bytes_per_second_(std::move(nominal_bytes_per_second)), stop_job_(std::move(stop_job)) {
   std::stable_sort(events_.begin(), events_.end(), [](auto& a, auto& b) { return a.at_seconds < b.at_seconds; });
 }
 
@@ -29,7 +31,7 @@ void FailureInjector::break_link(const FailureEvent& event) const {
     sg4::Link* link = platform_->links[i];
     if (!link || fabric_->links()[i].name != event.link) continue;
     if (event.bandwidth_factor > 0)
-      link->set_bandwidth(fabric_->links()[i].bytes_per_second * event.bandwidth_factor);
+      link->set_bandwidth(nominal_bytes_per_second_[i] * event.bandwidth_factor);
     else
       link->turn_off();
   }

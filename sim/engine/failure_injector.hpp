@@ -17,9 +17,10 @@ namespace simtrain {
 
 class FailureInjector {
 public:
-  // `stop_job(reason)` records why the job stopped and ends every other actor.
+  // `stop_job(reason)` records why the job stopped and ends every other actor;
+  // a degraded link keeps its fraction of `nominal_bytes_per_second[link]`.
   FailureInjector(std::vector<FailureEvent> events, const ReplayPlatform& platform, const Fabric& fabric,
-                  std::function<void(const std::string& reason)> stop_job);
+                  std::vector<double> nominal_bytes_per_second, std::function<void(const std::string& reason)> stop_job);
 
   // The actor's body: the events in time order (those at equal times in
   // their given order), until one stops the job.
@@ -31,6 +32,7 @@ private:
   std::vector<FailureEvent> events_;
   const ReplayPlatform* platform_;
   const Fabric* fabric_;
+  std::vector<double> nominal_bytes_per_second_;
   std::function<void(const std::string&)> stop_job_;
 };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <tuple>
 
@@ -13,8 +14,10 @@
 #include "sim/base/child_process.hpp"
 #include "sim/engine/collective_plan_cache.hpp"
 #include "sim/engine/failure_injector.hpp"
+#include "sim/engine/lane_flows.hpp"
 #include "sim/engine/replay_lanes.hpp"
 #include "sim/engine/replay_platform.hpp"
+#include "sim/engine/replica_classes.hpp"
 #include "sim/engine/simgrid_setup.hpp"
 #include "sim/engine/timeline_bytes.hpp"
 
@@ -34,35 +37,52 @@ const Program& with_servers_in(const Program& program, const Fabric& fabric) {
   return program;
 }
 
+// Each link's bandwidth, with the options' degradations.
+std::vector<double> link_capacities(const Fabric& fabric, const ReplayOptions& options) {
+  std::vector<double> bytes_per_second;
+  for (const LinkSpec& spec : fabric.links()) {
+    auto factor = options.link_bandwidth_factors.find(spec.name);
+    bytes_per_second.push_back(spec.bytes_per_second *
+                               (factor == options.link_bandwidth_factors.end() ? 1.0 : factor->second));
+  }
+  return bytes_per_second;
+}
+
+// Links that are degraded or fail during the step.
+std::set<int> altered_links(const Fabric& fabric, const ReplayOptions& options) {
+  std::set<int> altered;
+  for (size_t i = 0; i < fabric.links().size(); ++i) {
+    const std::string& name = fabric.links()[i].name;
+    if (options.link_bandwidth_factors.count(name)) altered.insert(static_cast<int>(i));
+    for (const FailureEvent& e : options.failures)
+      if (e.rank < 0 && e.link == name) altered.insert(static_cast<int>(i));
+  }
+  return altered;
+}
+
 class Replay {
 public:
   Replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
          const ReplayOptions& options, const ProgressSender& send_progress)
       : prog_(with_servers_in(program, fabric)), fabric_(fabric), work_seconds_(work_seconds), options_(options),
         send_progress_(send_progress), lanes_(prog_, options_.gpu_speed_factors),
-        plans_(fabric_, options_.allreduce_algorithm) {
+        plans_(fabric_, options_.allreduce_algorithm), link_bytes_per_second_(link_capacities(fabric_, options_)),
+        altered_links_(altered_links(fabric_, options_)), flows_(prog_, fabric_, lanes_, plans_, altered_links_),
+        classes_(prog_, fabric_, lanes_, flows_, link_bytes_per_second_, altered_links_, options_) {
     timing_.resize(prog_.tasks.size());
-    link_bytes_.assign(fabric_.links().size(), 0);
     done_.assign(prog_.tasks.size(), 0);
-    for (size_t i = 0; i < fabric_.links().size(); ++i) {
-      const LinkSpec& spec = fabric_.links()[i];
-      auto factor = options_.link_bandwidth_factors.find(spec.name);
-      link_bytes_per_second_.push_back(spec.bytes_per_second *
-                                       (factor == options_.link_bandwidth_factors.end() ? 1.0 : factor->second));
-      if (factor != options_.link_bandwidth_factors.end()) altered_links_.insert(static_cast<int>(i));
-      for (const FailureEvent& e : options_.failures)
-        if (e.rank < 0 && e.link == spec.name) altered_links_.insert(static_cast<int>(i));
-    }
   }
 
   Timeline run() {
     sg4::Engine engine("simtrain");
     configure_simgrid();
-    platform_ = build_replay_platform(fabric_, prog_.world_size, prog_.servers, routed_pairs(), link_bytes_per_second_);
+    std::vector<double> capacities = link_bytes_per_second_;
+    for (size_t l = 0; l < capacities.size(); ++l) capacities[l] /= classes_.capacity_divisor(static_cast<int>(l));
+    platform_ = build_replay_platform(fabric_, needed_gpus(), prog_.servers, platform_routes(), capacities);
     for (size_t l = 0; l < lanes_.size(); ++l)
       lane_sync_.push_back({sg4::Mutex::create(), sg4::ConditionVariable::create()});
     start_actors();
-    start_failure_injector();
+    start_failure_injector(capacities);
     engine.run();
     return finish();
   }
@@ -74,41 +94,48 @@ private:
     sg4::ConditionVariablePtr changed;
   };
 
-  // Every pair of hosts that exchanges data, to be routed. On the way, notes
-  // which TP groups have their links to themselves: those are timed in
-  // closed form.
-  std::set<std::pair<int, int>> routed_pairs() {
-    std::set<std::pair<int, int>> pairs;
-    std::map<int, std::set<int>> link_users;  // link -> users (group ids; p2p as -1 - rank)
-    auto add_flows = [&](const std::vector<Flow>& flows, int user) {
-      for (const Flow& f : flows) {
-        pairs.insert({f.src, f.dst});
-        for (int link : fabric_.route(f.src, f.dst)) link_users[link].insert(user);
-      }
-    };
-    std::set<std::tuple<int, double, int, int>> seen_collectives;  // group, bytes, count, kind
-    for (const Task& t : prog_.tasks) {
-      if (t.kind == TaskKind::SEND) add_flows({{t.rank, t.peer, t.bytes}}, -1 - t.rank);
-      if (is_collective(t.kind) && seen_collectives.insert({t.group, t.bytes, t.count, static_cast<int>(t.kind)}).second)
-        add_flows(plans_.plan(t, prog_.groups[t.group]).flows, t.group);
-    }
-    isolated_group_.assign(prog_.groups.size(), 0);
-    for (const Group& g : prog_.groups) {
-      if (g.dim != CommDim::tp) continue;
-      bool alone = true;
-      for (size_t i = 0; i < g.ranks.size() && alone; ++i)
-        for (int link : fabric_.route(g.ranks[i], g.ranks[(i + 1) % g.ranks.size()]))
-          alone = alone && link_users[link].size() == 1 && !altered_links_.count(link);
-      isolated_group_[g.id] = alone;
-    }
-    return pairs;
+  // Calls on_flow(flow index) for each flow an actor sends.
+  template <typename OnFlow>
+  void for_each_simulated_flow(OnFlow&& on_flow) const {
+    for (const Task& t : prog_.tasks)
+      if (const LaneComm* comm = flows_.comm(t.id); comm && classes_.simulated(t.rank))
+        for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f) on_flow(f);
   }
 
-  // An actor per lane and stream, on the representative's host; a barrier
-  // per collective group that spans lanes.
+  // GPUs that run actors or receive their flows.
+  std::vector<char> needed_gpus() const {
+    std::vector<char> needed(prog_.world_size, 0);
+    for (int r = 0; r < prog_.world_size; ++r) needed[r] = classes_.simulated(r);
+    for_each_simulated_flow([&](uint32_t f) {
+      for (int host : {flows_.all()[f].src, flows_.all()[f].dst})
+        if (host < prog_.world_size) needed[host] = 1;
+    });
+    return needed;
+  }
+
+  // One route per distinct path and weighting of the flows actors send.
+  std::vector<PlatformRoute> platform_routes() {
+    std::map<PlatformRoute, int> index_of;
+    std::vector<PlatformRoute> routes;
+    route_of_flow_.assign(flows_.all().size(), -1);
+    for_each_simulated_flow([&](uint32_t f) {
+      const Flow& flow = flows_.all()[f];
+      const std::span<const WeightedLink> weighted = classes_.weighted_route(f);
+      PlatformRoute route{flow.src, flow.dst, {weighted.begin(), weighted.end()}, 0.0};
+      for (int link : flows_.route(f)) route.latency_seconds += fabric_.links()[link].latency_seconds;
+      auto [it, added] = index_of.try_emplace(route, static_cast<int>(routes.size()));
+      if (added) routes.push_back(std::move(route));
+      route_of_flow_[f] = it->second;
+    });
+    return routes;
+  }
+
+  // An actor per simulated lane and stream, on the representative's host; a
+  // barrier per collective group that spans lanes, for its simulated ranks.
   void start_actors() {
     for (size_t l = 0; l < lanes_.size(); ++l) {
       const int rep = lanes_[l].members[0];
+      if (!classes_.simulated(rep)) continue;
       for (TaskQueue& queue : task_queues(prog_, rep)) {
         std::vector<int> ids;
         for (int id : queue.tasks)
@@ -126,16 +153,20 @@ private:
     }
     for (const Group& g : prog_.groups) {
       const bool spans_lanes = lanes_.lane_of_rank(g.ranks.front()) != lanes_.lane_of_rank(g.ranks.back());
-      if (spans_lanes && lanes_.is_representative(g.ranks.front()))
-        barriers_[g.id] = sg4::Barrier::create(g.ranks.size());
+      const auto arriving = std::count_if(g.ranks.begin(), g.ranks.end(), [&](int r) { return classes_.simulated(r); });
+      if (spans_lanes && lanes_.is_representative(g.ranks.front()) && arriving > 0)
+        barriers_[g.id] = sg4::Barrier::create(static_cast<unsigned>(arriving));
     }
   }
 
   // A daemon: the job ends when its tasks do, whatever failures are still to come.
-  void start_failure_injector() {
+  void start_failure_injector(const std::vector<double>& capacities) {
     if (options_.failures.empty()) return;
     auto stop = [this](const std::string& reason) { stop_job(reason); };
-    FailureInjector injector(options_.failures, platform_, fabric_, stop);
+    std::vector<double> nominal;  // what a link's degradation is a fraction of, on this platform
+    for (size_t l = 0; l < capacities.size(); ++l)
+      nominal.push_back(fabric_.links()[l].bytes_per_second / classes_.capacity_divisor(static_cast<int>(l)));
+    FailureInjector injector(options_.failures, platform_, fabric_, std::move(nominal), stop);
     sg4::Actor::create("failures", platform_.controller, std::move(injector))->daemonize();
   }
 
@@ -149,23 +180,30 @@ private:
     sg4::Actor::kill_all();
   }
 
+  // The simulated task whose end `id`'s end is: a RECV ends with its SEND.
+  int ran_as(int id) const {
+    id = classes_.stand_in(id);
+    return prog_.tasks[id].kind == TaskKind::RECV ? classes_.stand_in(prog_.tasks[id].deps.front()) : id;
+  }
+
   void wait_for(int id) {
-    id = lanes_.representative_task(id);
-    if (prog_.tasks[id].kind == TaskKind::RECV) id = lanes_.representative_task(prog_.tasks[id].deps.front());
+    id = ran_as(id);
     LaneSync& lane = lane_sync_of_task(id);
     if (done_[id]) return;
     std::unique_lock lock(*lane.mutex);
     while (!done_[id]) lane.changed->wait(lock);
   }
 
-  void mark_done(int id) {
-    LaneSync& lane = lane_sync_of_task(id);
+  void mark_done(const Task& task) {
+    LaneSync& lane = lane_sync_of_task(task.id);
     {
       std::unique_lock lock(*lane.mutex);
-      done_[id] = 1;
+      done_[task.id] = 1;
     }
     lane.changed->notify_all();
     simulated_tasks_ += 1;
+    tasks_stood_for_ += lanes_.lane_of(task.rank).members.size() * classes_.class_size(task.rank) *
+                        (task.kind == TaskKind::SEND ? 2 : 1);
     if ((simulated_tasks_ & 255) == 0) report_progress();
   }
 
@@ -181,14 +219,13 @@ private:
     send_progress_(message);
   }
 
-  void send_flows(const std::vector<Flow>& flows) {
+  void send_flows(const LaneComm& comm) {
     std::vector<sg4::CommPtr> comms;
-    for (const Flow& f : flows)
-      if (f.src != f.dst)
-        comms.push_back(sg4::Comm::sendto_async(platform_.hosts[f.src], platform_.hosts[f.dst], f.bytes));
-    flows_ += comms.size();
-    for (const Flow& f : flows)
-      for (int link : fabric_.route(f.src, f.dst)) link_bytes_[link] += f.bytes;
+    for (uint32_t f = comm.first_flow; f < comm.first_flow + comm.flow_count; ++f) {
+      const auto& [src, dst] = platform_.route_hosts[route_of_flow_[f]];
+      comms.push_back(sg4::Comm::sendto_async(src, dst, flows_.all()[f].bytes));
+    }
+    flows_sent_ += comms.size();
     try {
       sg4::Comm::wait_all(comms);
     } catch (const simgrid::NetworkFailureException&) {
@@ -204,45 +241,19 @@ private:
     return barrier == barriers_.end() ? nullptr : barrier->second.get();
   }
 
-  // One collective for every member of the lane (a TP collective has one
-  // member group; a DP one has a group per member, all advancing together).
-  // Every rank of the group has arrived.
+  // Every rank of the group has arrived. A group that spans lanes ends when
+  // the slowest lane's flows do.
   void run_collective(const Task& task) {
     if (options_.free_communication) return;
-    std::vector<const Group*> groups;
-    for (const Task* mine : lanes_.member_tasks(task)) groups.push_back(&prog_.groups[mine->group]);
-    const Group& group = *groups.front();
-    auto barrier = barriers_.find(group.id);
-    const CollectivePlan& rep_plan = plans_.plan(task, group);
-    if (barrier == barriers_.end() && isolated_group_[group.id]) {
-      const ClosedForm& timed = plans_.closed_form(rep_plan);
-      sg4::this_actor::sleep_for(timed.seconds);
-      for (const auto& [link, bytes] : timed.link_bytes) link_bytes_[link] += bytes;
+    const LaneComm& comm = *flows_.comm(task.id);
+    if (comm.closed_form) {
+      sg4::this_actor::sleep_for(comm.closed_form->seconds);
       closed_form_ += 1;
       return;
     }
-    std::vector<Flow> flows;
-    for (const Group* g : groups) {
-      // Within a lane group (TP) the representative drives all flows; across
-      // lanes each lane drives the flows that leave its own GPUs (and a
-      // parameter server's flows to them).
-      for (const Flow& f : plans_.plan(task, *g).flows) {
-        const int gpu = f.src < prog_.world_size ? f.src : f.dst;
-        if (barrier == barriers_.end() || lanes_.lane_of_rank(gpu) == lanes_.lane_of_rank(task.rank)) flows.push_back(f);
-      }
-      if (barrier == barriers_.end()) break;
-    }
-    send_flows(flows);
-    if (barrier != barriers_.end()) barrier->second->wait();  // the slowest flow ends the step
-    sg4::this_actor::sleep_for(rep_plan.latency_seconds - rep_plan.step_latency_seconds);
-  }
-
-  // A send carries every lane member's transfer at once.
-  void run_send(const Task& task) {
-    if (options_.free_communication) return;
-    std::vector<Flow> flows;
-    for (const Task* mine : lanes_.member_tasks(task)) flows.push_back({mine->rank, mine->peer, mine->bytes});
-    send_flows(flows);
+    send_flows(comm);
+    if (sg4::Barrier* barrier = arrival_barrier(task)) barrier->wait();
+    sg4::this_actor::sleep_for(comm.later_steps_latency_seconds);
   }
 
   void execute(const Task& task) {
@@ -255,40 +266,52 @@ private:
     timing.start = sg4::Engine::get_clock();
     if (is_compute(task.kind))
       sg4::this_actor::execute(work_seconds_[task.work] / lanes_.lane_of(task.rank).speed * host_speed_flops);
-    else if (task.kind == TaskKind::SEND)
-      run_send(task);
+    else if (task.kind == TaskKind::SEND && !options_.free_communication)
+      send_flows(*flows_.comm(task.id));  // every lane member's transfer at once
     else if (is_collective(task.kind))
       run_collective(task);
     timing.end = sg4::Engine::get_clock();
-    mark_done(task.id);
+    mark_done(task);
   }
 
-  // Copies each representative's times to the lane's other ranks, and each
-  // send's times to its receive.
+  // Gives every task the times of the task that ran for it.
   Timeline finish() {
     Timeline timeline;
-    timeline.tasks = timing_;
+    timeline.tasks.resize(prog_.tasks.size());
     timeline.stopped = stopped_;
     timeline.stop_reason = stop_reason_;
     for (const Task& t : prog_.tasks) {
-      const int rep = lanes_.representative_task(t.id);
-      const bool receive = t.kind == TaskKind::RECV;
-      timeline.tasks[t.id] = timing_[receive ? lanes_.representative_task(prog_.tasks[rep].deps.front()) : rep];
+      timeline.tasks[t.id] = timing_[ran_as(t.id)];
       timeline.step_seconds = std::max(timeline.step_seconds, timeline.tasks[t.id].end);
       if (timeline.tasks[t.id].end < 0 && !stopped_) throw std::logic_error("task never ran: " + t.name);
     }
     if (stopped_) timeline.step_seconds = stop_seconds_;
-    timeline.flows = flows_;
+    timeline.flows = flows_sent_;
     timeline.closed_form_collectives = closed_form_;
     timeline.simulated_tasks = simulated_tasks_;
-    timeline.busiest_links = busiest_links();
+    timeline.tasks_stood_for = tasks_stood_for_;
+    if (classes_.count() < prog_.world_size / (prog_.tensor_size * prog_.pipeline_size))
+      timeline.representative_of_rank = classes_.representative_of_rank();
+    timeline.busiest_links = busiest_links(timeline);
     return timeline;
   }
 
-  std::vector<LinkLoad> busiest_links() const {
+  // Bytes each link carried: every lane task that started put its flows (or
+  // its closed form's bytes) on their links, whether it ran or stood for.
+  std::vector<LinkLoad> busiest_links(const Timeline& timeline) const {
+    std::vector<double> link_bytes(fabric_.links().size(), 0.0);
+    if (!options_.free_communication)
+      for (const Task& t : prog_.tasks) {
+        const LaneComm* comm = flows_.comm(t.id);
+        if (!comm || timeline.tasks[t.id].start < 0) continue;
+        if (comm->closed_form)
+          for (const auto& [link, bytes] : comm->closed_form->link_bytes) link_bytes[link] += bytes;
+        for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f)
+          for (int link : flows_.route(f)) link_bytes[link] += flows_.all()[f].bytes;
+      }
     std::vector<LinkLoad> loads;
-    for (size_t i = 0; i < link_bytes_.size(); ++i)
-      if (link_bytes_[i] > 0) loads.push_back({fabric_.links()[i].name, link_bytes_[i], link_bytes_per_second_[i]});
+    for (size_t i = 0; i < link_bytes.size(); ++i)
+      if (link_bytes[i] > 0) loads.push_back({fabric_.links()[i].name, link_bytes[i], link_bytes_per_second_[i]});
     auto busier = [](const LinkLoad& a, const LinkLoad& b) {
       return a.bytes / a.bytes_per_second > b.bytes / b.bytes_per_second;
     };
@@ -303,20 +326,21 @@ private:
   const ReplayOptions options_;
   const ProgressSender& send_progress_;
   const Lanes lanes_;
-  std::vector<LaneSync> lane_sync_;  // by lane
   CollectivePlanCache plans_;
-  std::vector<double> link_bytes_per_second_;  // by fabric index, degradations included
-  std::set<int> altered_links_;                // degraded or failing: never timed in closed form
+  const std::vector<double> link_bytes_per_second_;  // by fabric index, degradations included
+  const std::set<int> altered_links_;                // degraded or failing: never timed in closed form
+  const LaneFlows flows_;
+  const ReplicaClasses classes_;
+  std::vector<LaneSync> lane_sync_;  // by lane
   ReplayPlatform platform_;
+  std::vector<int> route_of_flow_;   // by flow: its platform route
   std::vector<char> done_;
   std::vector<TaskTiming> timing_;
   bool stopped_ = false;
   std::string stop_reason_;
   double stop_seconds_ = 0;
   std::map<int, sg4::BarrierPtr> barriers_;
-  std::vector<char> isolated_group_;
-  std::vector<double> link_bytes_;  // carried by each fabric link
-  uint64_t flows_ = 0, closed_form_ = 0, simulated_tasks_ = 0, actor_tasks_ = 0;
+  uint64_t flows_sent_ = 0, closed_form_ = 0, simulated_tasks_ = 0, actor_tasks_ = 0, tasks_stood_for_ = 0;
   std::chrono::steady_clock::time_point last_progress_;
 };
 

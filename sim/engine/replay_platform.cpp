@@ -1,6 +1,8 @@
 #include "sim/engine/replay_platform.hpp"
 
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "sim/engine/simgrid_setup.hpp"
 
@@ -8,30 +10,52 @@ namespace sg4 = simgrid::s4u;
 
 namespace simtrain {
 
-ReplayPlatform build_replay_platform(const Fabric& fabric, int world_size, int servers,
-                                     const std::set<std::pair<int, int>>& routed_pairs,
+bool PlatformRoute::operator<(const PlatformRoute& other) const {
+  auto as_tuple = [](const PlatformRoute& r) {
+    std::vector<std::pair<int, int>> links;
+    for (const WeightedLink& w : r.links) links.emplace_back(w.link, w.repeats);
+    return std::make_tuple(r.src, r.dst, links, r.latency_seconds);
+  };
+  return as_tuple(*this) < as_tuple(other);
+}
+
+namespace {
+
+// Bandwidth of a route's latency link: far above any fabric link, so that it never limits a flow.
+constexpr double latency_link_bytes_per_second = 1e30;
+
+}  // namespace
+
+ReplayPlatform build_replay_platform(const Fabric& fabric, const std::vector<char>& needed_gpu, int servers,
+                                     const std::vector<PlatformRoute>& routes,
                                      const std::vector<double>& link_bytes_per_second) {
   ReplayPlatform platform;
   auto* zone = sg4::create_full_zone("cluster");
-  for (int r = 0; r < world_size; ++r)
-    platform.hosts.push_back(zone->create_host("gpu" + std::to_string(r), host_speed_flops));
+  for (size_t r = 0; r < needed_gpu.size(); ++r)
+    platform.hosts.push_back(needed_gpu[r] ? zone->create_host("gpu" + std::to_string(r), host_speed_flops) : nullptr);
   for (int s = 0; s < servers; ++s)
     platform.hosts.push_back(zone->create_host("server" + std::to_string(s), host_speed_flops));
   platform.controller = zone->create_host("controller", host_speed_flops);
   platform.links.assign(fabric.links().size(), nullptr);
   auto link = [&](int index) {  // created when a route first needs it
     sg4::Link*& created = platform.links[index];
-    if (!created) {
-      const LinkSpec& spec = fabric.links()[index];
-      created = zone->create_link(spec.name, link_bytes_per_second[index])->set_latency(spec.latency_seconds)->seal();
-    }
+    if (!created) created = zone->create_link(fabric.links()[index].name, link_bytes_per_second[index])->seal();
     return sg4::LinkInRoute(created);
   };
-  for (const auto& [src, dst] : routed_pairs) {
+  std::map<std::pair<int, int>, int> routes_between;  // by (src, dst): how many so far
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const PlatformRoute& r = routes[i];
     std::vector<sg4::LinkInRoute> route;
-    for (int index : fabric.route(src, dst)) route.push_back(link(index));
-    zone->add_route(platform.hosts[src]->get_netpoint(), platform.hosts[dst]->get_netpoint(), nullptr, nullptr, route,
-                    false);
+    for (const WeightedLink& w : r.links)
+      for (int k = 0; k < w.repeats; ++k) route.push_back(link(w.link));
+    route.push_back(sg4::LinkInRoute(zone->create_link("latency" + std::to_string(i), latency_link_bytes_per_second)
+                                         ->set_latency(r.latency_seconds)
+                                         ->seal()));
+    sg4::Host* src = platform.hosts[r.src];
+    if (const int earlier = routes_between[{r.src, r.dst}]++; earlier > 0)
+      src = zone->create_host(src->get_name() + "." + std::to_string(earlier), host_speed_flops);
+    zone->add_route(src->get_netpoint(), platform.hosts[r.dst]->get_netpoint(), nullptr, nullptr, route, false);
+    platform.route_hosts.emplace_back(src, platform.hosts[r.dst]);
   }
   zone->seal();
   return platform;

@@ -44,6 +44,10 @@ std::string timeline_to_bytes(const Timeline& timeline) {
   append(out, timeline.flows);
   append(out, timeline.closed_form_collectives);
   append(out, timeline.simulated_tasks);
+  append(out, timeline.tasks_stood_for);
+  append(out, static_cast<uint64_t>(timeline.representative_of_rank.size()));
+  out.append(reinterpret_cast<const char*>(timeline.representative_of_rank.data()),
+             timeline.representative_of_rank.size() * sizeof(int));
   append(out, static_cast<uint64_t>(timeline.stopped));
   append_text(out, timeline.stop_reason);
   append(out, static_cast<uint64_t>(timeline.busiest_links.size()));
@@ -63,6 +67,11 @@ Timeline timeline_from_bytes(const std::string& bytes, size_t task_count) {
   timeline.flows = take<uint64_t>(bytes, offset);
   timeline.closed_form_collectives = take<uint64_t>(bytes, offset);
   timeline.simulated_tasks = take<uint64_t>(bytes, offset);
+  timeline.tasks_stood_for = take<uint64_t>(bytes, offset);
+  const uint64_t ranks = take<uint64_t>(bytes, offset);
+  if (ranks > (bytes.size() - offset) / sizeof(int)) truncated();
+  timeline.representative_of_rank.resize(ranks);
+  for (int& rank : timeline.representative_of_rank) rank = take<int>(bytes, offset);
   timeline.stopped = take<uint64_t>(bytes, offset) != 0;
   timeline.stop_reason = take_text(bytes, offset);
   timeline.busiest_links.resize(take<uint64_t>(bytes, offset));

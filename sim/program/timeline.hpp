@@ -40,6 +40,10 @@ struct Timeline {
   uint64_t flows = 0;             // network flows simulated
   uint64_t closed_form_collectives = 0;
   uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)
+  // Tasks the executed ones stand for: each counts once per TP rank and data-
+  // parallel replica it stands for, a SEND twice (its RECV completes with it).
+  // A step that completes accounts for every task of the Program once.
+  uint64_t tasks_stood_for = 0;
   // By rank: the rank whose simulated tasks stand for it (a symmetry-reduced
   // replay runs one data-parallel replica per class of equivalent replicas,
   // see sim/engine/replica_classes.hpp); empty: every rank ran its own.

@@ -1,0 +1,96 @@
+#include "sim/engine/lane_flows.hpp"
+
+#include <limits>
+
+namespace simtrain {
+
+namespace {
+
+// The flows `task`'s lane drives, with the group (or -1 - rank for a
+// transfer) each belongs to.
+template <typename OnFlow>
+void for_each_lane_flow(const Program& prog, const Lanes& lanes, CollectivePlanCache& plans, const Task& task,
+                        bool spans_lanes, OnFlow&& on_flow) {
+  const std::vector<const Task*> members = lanes.member_tasks(task);
+  if (task.kind == TaskKind::SEND) {
+    for (const Task* mine : members) on_flow(Flow{mine->rank, mine->peer, mine->bytes}, -1 - mine->rank);
+    return;
+  }
+  const int lane = lanes.lane_of_rank(task.rank);
+  for (const Task* mine : members) {
+    for (const Flow& f : plans.plan(task, prog.groups[mine->group]).flows) {
+      const int gpu = f.src < prog.world_size ? f.src : f.dst;
+      if (!spans_lanes || lanes.lane_of_rank(gpu) == lane) on_flow(f, mine->group);
+    }
+    if (!spans_lanes) break;  // one lane drives its one group's flows
+  }
+}
+
+bool is_lane_comm(const Task& task, const Lanes& lanes) {
+  return (task.kind == TaskKind::SEND || is_collective(task.kind)) && lanes.is_representative(task.rank);
+}
+
+}  // namespace
+
+LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
+                     const std::set<int>& altered_links)
+    : prog_(program), fabric_(fabric), lanes_(lanes) {
+  std::vector<char> spans_lanes(prog_.groups.size());
+  for (const Group& g : prog_.groups)
+    spans_lanes[g.id] = lanes_.lane_of_rank(g.ranks.front()) != lanes_.lane_of_rank(g.ranks.back());
+  const std::vector<char> isolated = isolated_tp_groups(spans_lanes, altered_links, plans);
+  comm_of_task_.assign(prog_.tasks.size(), -1);
+  route_begin_.push_back(0);
+  for (const Task& t : prog_.tasks) {
+    if (!is_lane_comm(t, lanes_)) continue;
+    comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
+    LaneComm comm;
+    comm.first_flow = static_cast<uint32_t>(flows_.size());
+    if (is_collective(t.kind)) {
+      const CollectivePlan& plan = plans.plan(t, prog_.groups[t.group]);
+      comm.spans_lanes = spans_lanes[t.group];
+      comm.later_steps_latency_seconds = plan.latency_seconds - plan.step_latency_seconds;
+      if (!comm.spans_lanes && isolated[t.group]) comm.closed_form = &plans.closed_form(plan);
+    }
+    if (!comm.closed_form)
+      for_each_lane_flow(prog_, lanes_, plans, t, comm.spans_lanes, [&](const Flow& f, int) {
+        if (f.src == f.dst) return;
+        flows_.push_back(f);
+        for (int link : fabric_.route(f.src, f.dst)) route_links_.push_back(link);
+        route_begin_.push_back(static_cast<uint32_t>(route_links_.size()));
+      });
+    comm.flow_count = static_cast<uint32_t>(flows_.size()) - comm.first_flow;
+    comms_.push_back(comm);
+  }
+}
+
+// TP groups whose flows have their links to themselves (no other group or
+// transfer crosses them, none is degraded or fails) are timed in closed form.
+std::vector<char> LaneFlows::isolated_tp_groups(const std::vector<char>& spans_lanes,
+                                                const std::set<int>& altered_links, CollectivePlanCache& plans) const {
+  const int no_user = std::numeric_limits<int>::min();
+  std::vector<int> first_user(fabric_.links().size(), no_user);
+  std::vector<char> shared(fabric_.links().size(), 0);
+  for (const Task& t : prog_.tasks) {
+    if (!is_lane_comm(t, lanes_)) continue;
+    const bool spans = is_collective(t.kind) && spans_lanes[t.group];
+    for_each_lane_flow(prog_, lanes_, plans, t, spans, [&](const Flow& f, int user) {
+      for (int link : fabric_.route(f.src, f.dst)) {
+        if (first_user[link] == no_user) first_user[link] = user;
+        if (first_user[link] != user) shared[link] = 1;
+      }
+    });
+  }
+  std::vector<char> isolated(prog_.groups.size(), 0);
+  for (const Group& g : prog_.groups) {
+    if (g.dim != CommDim::tp) continue;
+    bool alone = true;
+    for (size_t i = 0; i < g.ranks.size() && alone; ++i)
+      for (int link : fabric_.route(g.ranks[i], g.ranks[(i + 1) % g.ranks.size()]))
+        alone = alone && !shared[link] && !altered_links.count(link);
+    isolated[g.id] = alone;
+  }
+  return isolated;
+}
+
+}  // namespace simtrain

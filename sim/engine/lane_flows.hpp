@@ -1,0 +1,61 @@
+#pragma once
+// What each lane's actor sends through the network for each of its tasks
+// (lanes: sim/engine/replay_lanes.hpp), worked out once before the replay:
+// a SEND's transfers, one per lane member; a collective's flows, all of them
+// when one lane drives the group (TP), or those that leave the lane's own
+// GPUs (and a parameter server's flows to them) when the group spans lanes;
+// or, for a TP group whose links no other traffic uses, a closed-form time.
+// Every flow of the step belongs to exactly one lane task, so the replay can
+// count link bytes and find equivalent replicas from these lists alone.
+#include <cstdint>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "sim/engine/collective_plan_cache.hpp"
+#include "sim/engine/replay_lanes.hpp"
+#include "sim/network/fabric.hpp"
+
+namespace simtrain {
+
+// A lane task's network work.
+struct LaneComm {
+  uint32_t first_flow = 0;  // into LaneFlows::all()
+  uint32_t flow_count = 0;
+  const ClosedForm* closed_form = nullptr;  // set where the task is timed in closed form
+  double later_steps_latency_seconds = 0;   // a collective's latency beyond its first step
+  bool spans_lanes = false;                 // a collective whose lanes meet at a barrier
+};
+
+class LaneFlows {
+public:
+  // `altered_links`: degraded or failing links, never timed in closed form.
+  LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
+            const std::set<int>& altered_links);
+
+  // The network work of `task`, a lane representative's SEND or collective;
+  // null for any other task.
+  const LaneComm* comm(int task) const { return comm_of_task_[task] < 0 ? nullptr : &comms_[comm_of_task_[task]]; }
+  // Its flows, src != dst; empty when timed in closed form.
+  std::span<const Flow> flows(const LaneComm& comm) const { return {flows_.data() + comm.first_flow, comm.flow_count}; }
+  const std::vector<Flow>& all() const { return flows_; }
+  // The links of all()[flow]'s route, in order.
+  std::span<const int> route(uint32_t flow) const {
+    return {route_links_.data() + route_begin_[flow], route_begin_[flow + 1] - route_begin_[flow]};
+  }
+
+private:
+  std::vector<char> isolated_tp_groups(const std::vector<char>& spans_lanes, const std::set<int>& altered_links,
+                                       CollectivePlanCache& plans) const;
+
+  const Program& prog_;
+  const Fabric& fabric_;
+  const Lanes& lanes_;
+  std::vector<int32_t> comm_of_task_;  // by task id: index into comms_, or -1
+  std::vector<LaneComm> comms_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> route_begin_;  // by flow, and one past the last flow
+  std::vector<int> route_links_;
+};
+
+}  // namespace simtrain

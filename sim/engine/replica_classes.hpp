@@ -1,0 +1,92 @@
+#pragma once
+// The symmetry reduction of a replay. Data-parallel replicas (the ranks of
+// one dp coordinate: every stage, every TP rank) usually run the same task
+// lists over equivalent network positions; replicas that do form a class,
+// and the replay runs one of them, the class's representative, for all.
+//
+// How classes are found: replicas start in one class per set of GPU speeds
+// and task-list structure (a failing GPU's replica is alone); then, as
+// colour refinement does for graphs, classes split until every member's
+// flows are indistinguishable from its representative's. Each link gets a
+// signature: the multiset of representative flows its traffic copies
+// (each flow of a member stands for the flow at the same place of its
+// representative), its capacity and latency (a degraded or failing link is
+// unlike any other); each flow the multiset of its links' signatures; a
+// member whose flows' signatures differ from its representative's leaves for
+// a class of its own kind.
+//
+// How shared links still see every class: once stable, each representative
+// flow f crosses each link L of its route with the weight n(L, f), the
+// number of flows standing for f that cross L in the full job (SimGrid adds
+// up a link listed k times in a route), over a capacity divided by the
+// greatest common divisor of those weights. The full job's max-min sharing
+// then gives every flow the rate of the flow it stands for: each link of the
+// full job has the very constraint of a representative link, and each flow
+// the same bottlenecks as its representative (proof in ARCHITECTURE.md).
+#include <cstdint>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "sim/engine/lane_flows.hpp"
+#include "sim/engine/replay_lanes.hpp"
+#include "sim/engine/replay_options.hpp"
+#include "sim/engine/replay_platform.hpp"  // WeightedLink
+
+namespace simtrain {
+
+class ReplicaClasses {
+public:
+  // `link_bytes_per_second` by fabric link (degradations included);
+  // `altered_links` degraded or failing ones. With options.full_replay every
+  // replica is a class of its own.
+  ReplicaClasses(const Program& program, const Fabric& fabric, const Lanes& lanes, const LaneFlows& lane_flows,
+                 const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
+                 const ReplayOptions& options);
+
+  int count() const { return static_cast<int>(representatives_.size()); }
+  // Whether the replay runs `rank`'s tasks (its replica represents a class).
+  bool simulated(int rank) const { return is_representative_replica_[replica_of(rank)] != 0; }
+  // By rank: the rank of the representative replica at its place.
+  const std::vector<int>& representative_of_rank() const { return representative_of_rank_; }
+  // The task the replay runs for task `id` (a lane representative's, on the
+  // class's representative replica; a RECV stands for itself).
+  int stand_in(int id) const;
+  // How many replicas the class of `rank`'s replica holds.
+  int class_size(int rank) const { return class_size_[class_of_replica_[replica_of(rank)]]; }
+  // The route of representative flow `flow` (index into LaneFlows::all()).
+  std::span<const WeightedLink> weighted_route(uint32_t flow) const;
+  // What a link's capacity is divided by: the greatest common divisor of its weights (1 where unused).
+  int capacity_divisor(int link) const { return capacity_divisor_[link]; }
+
+private:
+  struct Signatures {
+    std::vector<uint64_t> link, flow;
+  };
+  int replica_of(int rank) const { return prog_.coords[rank].dp; }
+  int rank_at(int tp, int dp, int pp) const;
+  int position_in_rank(int id) const;
+  std::vector<uint64_t> structure_signatures() const;
+  Signatures signatures(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links) const;
+  void refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
+  void set_classes(const std::vector<uint64_t>& keys);
+  void weigh_routes(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
+                    bool full_replay);
+  template <typename OnFlow>
+  void for_each_replica_flow(int replica, OnFlow&& on_flow) const;
+
+  const Program& prog_;
+  const Fabric& fabric_;
+  const Lanes& lanes_;
+  const LaneFlows& flows_;
+  int replicas_ = 1;
+  std::vector<int> rank_at_;               // by (pp, dp, tp), tp fastest
+  std::vector<int> class_of_replica_, representatives_, class_size_;
+  std::vector<char> is_representative_replica_;
+  std::vector<int> representative_of_rank_;
+  std::vector<uint32_t> weighted_begin_;   // by flow, and one past the last
+  std::vector<WeightedLink> weighted_links_;
+  std::vector<int> capacity_divisor_;      // by link
+};
+
+}  // namespace simtrain
