@@ -77,7 +77,7 @@ public:
     sg4::Engine engine("simtrain");
     configure_simgrid();
     std::vector<double> capacities = link_bytes_per_second_;
-    for (size_t l = 0; l < capacities.size(); ++l) capacities[l] /= classes_.capacity_divisor(static_cast<int>(l));
+    for (size_t l = 0; l < capacities.size(); ++l) capacities[l] *= classes_.capacity_scale(static_cast<int>(l));
     platform_ = build_replay_platform(fabric_, needed_gpus(), prog_.servers, platform_routes(), capacities);
     for (size_t l = 0; l < lanes_.size(); ++l)
       lane_sync_.push_back({sg4::Mutex::create(), sg4::ConditionVariable::create()});
@@ -165,7 +165,7 @@ private:
     auto stop = [this](const std::string& reason) { stop_job(reason); };
     std::vector<double> nominal;  // what a link's degradation is a fraction of, on this platform
     for (size_t l = 0; l < capacities.size(); ++l)
-      nominal.push_back(fabric_.links()[l].bytes_per_second / classes_.capacity_divisor(static_cast<int>(l)));
+      nominal.push_back(fabric_.links()[l].bytes_per_second * classes_.capacity_scale(static_cast<int>(l)));
     FailureInjector injector(options_.failures, platform_, fabric_, std::move(nominal), stop);
     sg4::Actor::create("failures", platform_.controller, std::move(injector))->daemonize();
   }

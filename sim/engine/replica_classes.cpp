@@ -37,7 +37,12 @@ ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, con
     const RankCoord& c = prog_.coords[r];
     rank_at_[(c.pp * replicas_ + c.dp) * prog_.tensor_size + c.tp] = r;
   }
-  std::vector<uint64_t> keys = structure_signatures();
+  structure_ = structure_signatures();
+  spans_replicas_.assign(prog_.groups.size(), 0);
+  for (const Group& g : prog_.groups)
+    for (int r : g.ranks) spans_replicas_[g.id] |= replica_of(r) != replica_of(g.ranks.front());
+  std::vector<uint64_t> keys = structure_;
+  for (int r = 0; r < prog_.world_size; ++r) keys[replica_of(r)] = combine(keys[replica_of(r)], lanes_.lane_of(r).speed);
   for (const FailureEvent& e : options.failures)
     if (e.rank >= 0) keys[replica_of(e.rank)] = combine(keys[replica_of(e.rank)], replica_of(e.rank) + 1);
   if (options.full_replay) std::iota(keys.begin(), keys.end(), uint64_t{0});
@@ -67,9 +72,10 @@ int ReplicaClasses::stand_in(int id) const {
   return lanes_.representative_task(on_rep);
 }
 
-// What must be equal for two replicas to run alike whatever the network:
-// every rank's task list (kinds, works, sizes, dependencies by place), each
-// lane's speed and each lane task's flows (count, bytes, closed-form time).
+// What must be equal, besides their GPUs' speeds, for two replicas to run
+// alike whatever the network: every lane's task list (kinds, works, sizes,
+// dependencies by place) and each of its tasks' flows (count, bytes,
+// closed-form time).
 std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   std::vector<uint64_t> signature(replicas_, 0);
   auto place = [&](int id) {  // a task's place in any replica: its rank's slot and its position there
@@ -77,10 +83,10 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
     return (static_cast<uint64_t>(c.pp * prog_.tensor_size + c.tp) << 32) | static_cast<uint32_t>(position_in_rank(id));
   };
   for (int r = 0; r < prog_.world_size; ++r) {
+    if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
     uint64_t& h = signature[replica_of(r)];
     const RankCoord& c = prog_.coords[r];
     h = combine(combine(h, c.pp * prog_.tensor_size + c.tp), static_cast<int>(prog_.rank_tasks[r].size()));
-    h = combine(h, lanes_.lane_of(r).speed);
     for (int id : prog_.rank_tasks[r]) {
       const Task& t = prog_.tasks[id];
       for (int v : {static_cast<int>(t.kind), static_cast<int>(t.stream), t.work, t.stage, t.microbatch, t.layer_begin,
@@ -102,9 +108,10 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   return signature;
 }
 
-// Calls on_flow(flow, counterpart) for each flow `replica` drives, in a
-// fixed order: counterpart is the flow at the same place of its class's
-// representative (no_flow where the representative has none there).
+// Calls on_flow(flow, counterpart, task, position) for each flow `replica`
+// drives, in a fixed order: counterpart is the flow at the same place of its
+// class's representative (no_flow where the representative has none there),
+// task the lane task sending it, position that task's place in its rank.
 template <typename OnFlow>
 void ReplicaClasses::for_each_replica_flow(int replica, OnFlow&& on_flow) const {
   const int rep_replica = representatives_[class_of_replica_[replica]];
@@ -119,46 +126,84 @@ void ReplicaClasses::for_each_replica_flow(int replica, OnFlow&& on_flow) const 
         if (!comm) continue;
         const LaneComm* rep_comm = i < reps.size() ? flows_.comm(reps[i]) : nullptr;
         for (uint32_t j = 0; j < comm->flow_count; ++j)
-          on_flow(comm->first_flow + j, rep_comm && j < rep_comm->flow_count ? rep_comm->first_flow + j : no_flow);
+          on_flow(comm->first_flow + j, rep_comm && j < rep_comm->flow_count ? rep_comm->first_flow + j : no_flow,
+                  prog_.tasks[mine[i]], static_cast<uint32_t>(i));
       }
     }
 }
 
-// Each link's signature (the representative flows its traffic stands for,
-// with their counts; its capacity and latency), then each flow's: the
-// multiset of its links' signatures.
-ReplicaClasses::Signatures ReplicaClasses::signatures(const std::vector<double>& link_bytes_per_second,
-                                                      const std::set<int>& altered_links) const {
+// Flows that start together, whatever the network: those at one place of
+// the replicas of a class, and, across classes, those at one place of a
+// collective whose group spans replicas (its barrier releases them at once).
+std::vector<uint64_t> ReplicaClasses::starting_together() const {
   const size_t flows = flows_.all().size();
-  std::vector<uint32_t> counterpart(flows, no_flow);
-  for (int m = 0; m < replicas_; ++m) for_each_replica_flow(m, [&](uint32_t f, uint32_t rep) { counterpart[f] = rep; });
-  std::vector<uint64_t> stood_for(link_bytes_per_second.size(), 0), crossings(link_bytes_per_second.size(), 0);
-  for (uint32_t f = 0; f < flows; ++f)
-    for (int link : flows_.route(f)) {
-      stood_for[link] += mix(counterpart[f] == no_flow ? ~uint64_t{f} : counterpart[f]);  // a sum: a multiset
-      crossings[link] += 1;
+  std::vector<uint32_t> parent(flows);
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto root = [&](uint32_t f) {
+    while (parent[f] != f) f = parent[f] = parent[parent[f]];
+    return f;
+  };
+  auto join = [&](uint32_t a, uint32_t b) { parent[root(a)] = root(b); };
+  std::unordered_map<uint64_t, uint32_t> first_at_place;  // by (barrier group, structure, position, flow)
+  for (int m = 0; m < replicas_; ++m)
+    for_each_replica_flow(m, [&](uint32_t f, uint32_t counterpart, const Task& task, uint32_t position) {
+      if (counterpart != no_flow) join(f, counterpart);
+      if (!is_collective(task.kind) || !spans_replicas_[task.group]) return;
+      uint64_t place = combine(combine(combine(structure_[m], task.group), static_cast<int>(position)),
+                               static_cast<int>(f - flows_.comm(task.id)->first_flow));
+      if (auto [it, added] = first_at_place.try_emplace(place, f); !added) join(f, it->second);
+    });
+  std::vector<uint64_t> colour(flows);
+  for (uint32_t f = 0; f < flows; ++f) colour[f] = root(f);
+  return colour;
+}
+
+// Colour refinement of flows and links from `flow_colour`: a link's colour
+// is its capacity, latency (a degraded or failing link is unlike any other)
+// and the multiset of the colours of the flows crossing it; a flow's, its
+// previous colour and the multiset of its links' colours; until the number
+// of colours stops growing.
+ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flow_colour,
+                                                       const std::vector<double>& link_bytes_per_second,
+                                                       const std::set<int>& altered_links) const {
+  const size_t links = link_bytes_per_second.size();
+  std::vector<uint64_t> link_base(links);
+  for (size_t l = 0; l < links; ++l)
+    link_base[l] = combine(combine(combine(uint64_t{0}, link_bytes_per_second[l]), fabric_.links()[l].latency_seconds),
+                           altered_links.count(static_cast<int>(l)) ? static_cast<int>(l) : -1);
+  auto distinct = [](std::vector<uint64_t> values) {
+    std::sort(values.begin(), values.end());
+    return std::unique(values.begin(), values.end()) - values.begin();
+  };
+  Colours c;
+  auto flow_colours = distinct(flow_colour);
+  for (;;) {
+    c.link = link_base;
+    for (uint32_t f = 0; f < flow_colour.size(); ++f)
+      for (int link : flows_.route(f)) c.link[link] += mix(flow_colour[f]);  // a sum: a multiset
+    for (uint32_t f = 0; f < flow_colour.size(); ++f) {
+      uint64_t links_seen = 0;
+      for (int link : flows_.route(f)) links_seen += mix(c.link[link]);
+      flow_colour[f] = combine(flow_colour[f], links_seen);
     }
-  Signatures s;
-  s.link.resize(link_bytes_per_second.size());
-  for (size_t l = 0; l < s.link.size(); ++l) {
-    uint64_t h = combine(combine(stood_for[l], crossings[l]), link_bytes_per_second[l]);
-    h = combine(h, fabric_.links()[l].latency_seconds);
-    s.link[l] = combine(h, altered_links.count(static_cast<int>(l)) ? static_cast<int>(l) : -1);
+    const auto now = distinct(flow_colour);
+    if (now == flow_colours) break;
+    flow_colours = now;
   }
-  s.flow.assign(flows, 0);
-  for (uint32_t f = 0; f < flows; ++f)
-    for (int link : flows_.route(f)) s.flow[f] += mix(s.link[link]);
-  return s;
+  c.flow = std::move(flow_colour);
+  return c;
 }
 
 // Splits classes until every member's flows look like its representative's.
 void ReplicaClasses::refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links) {
   for (;;) {
-    const std::vector<uint64_t> flow_signature = signatures(link_bytes_per_second, altered_links).flow;
+    const std::vector<uint64_t> colour = refine_colours(starting_together(), link_bytes_per_second, altered_links).flow;
     std::vector<uint64_t> keys(replicas_);
     for (int m = 0; m < replicas_; ++m) {
       uint64_t h = static_cast<uint64_t>(class_of_replica_[m]);
-      for_each_replica_flow(m, [&](uint32_t f, uint32_t rep) { h = combine(combine(h, flow_signature[f]), rep == no_flow); });
+      for_each_replica_flow(m, [&](uint32_t f, uint32_t counterpart, const Task&, uint32_t) {
+        h = combine(combine(h, colour[f]), counterpart == no_flow);
+      });
       keys[m] = h;
     }
     const int before = count();
@@ -191,51 +236,67 @@ std::span<const WeightedLink> ReplicaClasses::weighted_route(uint32_t flow) cons
   return {weighted_links_.data() + weighted_begin_[flow], weighted_begin_[flow + 1] - weighted_begin_[flow]};
 }
 
-// Each representative link stands for the links of its signature; a
-// representative flow crosses it as often as the flows standing for it do.
+// One link of each colour stands for all links of that colour. A simulated
+// flow of colour k crosses it with weight n / s: n flows of colour k cross
+// it in the full job, s of them are simulated (they run alike). Weights are
+// made whole by scaling the link's capacity.
 void ReplicaClasses::weigh_routes(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
                                   bool full_replay) {
-  const size_t links = link_bytes_per_second.size();
-  std::vector<int> canonical(links, -1);  // by link: the link whose constraint stands for it
+  const size_t links = link_bytes_per_second.size(), flows = flows_.all().size();
+  std::vector<uint64_t> flow_colour(flows), link_colour(links);
   if (full_replay) {
-    std::iota(canonical.begin(), canonical.end(), 0);
+    std::iota(flow_colour.begin(), flow_colour.end(), uint64_t{0});
+    std::iota(link_colour.begin(), link_colour.end(), uint64_t{0});
   } else {
-    const Signatures s = signatures(link_bytes_per_second, altered_links);
-    std::unordered_map<uint64_t, int> link_of_signature;
-    for (int rep : representatives_)
-      for_each_replica_flow(rep, [&](uint32_t f, uint32_t) {
-        for (int link : flows_.route(f)) link_of_signature.try_emplace(s.link[link], link);
-      });
-    for (size_t l = 0; l < links; ++l)
-      if (auto it = link_of_signature.find(s.link[l]); it != link_of_signature.end()) canonical[l] = it->second;
+    Colours c = refine_colours(starting_together(), link_bytes_per_second, altered_links);
+    flow_colour = std::move(c.flow);
+    link_colour = std::move(c.link);
   }
-  // A representative flow's route: its canonical links, each once, weighted below.
-  const size_t flows = flows_.all().size();
-  weighted_begin_.assign(flows + 1, 0);
-  std::vector<std::vector<WeightedLink>> routes(flows);
+  std::vector<char> simulated_flow(flows, 0);
+  std::unordered_map<uint64_t, int64_t> simulated_of_colour;
+  std::unordered_map<uint64_t, int> link_of_colour;  // the link standing for its colour
   for (int rep : representatives_)
-    for_each_replica_flow(rep, [&](uint32_t f, uint32_t) {
+    for_each_replica_flow(rep, [&](uint32_t f, uint32_t, const Task&, uint32_t) {
+      simulated_flow[f] = 1;
+      simulated_of_colour[flow_colour[f]] += 1;
+      for (int link : flows_.route(f)) link_of_colour.try_emplace(link_colour[link], link);
+    });
+  std::vector<int> canonical(links, -1);
+  for (size_t l = 0; l < links; ++l)
+    if (auto it = link_of_colour.find(link_colour[l]); it != link_of_colour.end()) canonical[l] = it->second;
+  // n: by canonical link and flow colour, the flows of the full job crossing it.
+  std::map<std::pair<int, uint64_t>, int64_t> crossing;
+  for (uint32_t f = 0; f < flows; ++f)
+    for (int link : flows_.route(f))
+      if (canonical[link] == link) crossing[{link, flow_colour[f]}] += 1;
+  // Per canonical link: the scale making every n / s whole, and the divisor
+  // of the whole weights.
+  std::vector<int64_t> scale(links, 1), divisor(links, 0);
+  for (const auto& [key, n] : crossing) {
+    const int64_t s = simulated_of_colour.count(key.second) ? simulated_of_colour.at(key.second) : 1;
+    scale[key.first] = std::lcm(scale[key.first], s / std::gcd(n, s));
+  }
+  for (const auto& [key, n] : crossing) {
+    const int64_t s = simulated_of_colour.count(key.second) ? simulated_of_colour.at(key.second) : 1;
+    divisor[key.first] = std::gcd(divisor[key.first], n * scale[key.first] / s);
+  }
+  capacity_scale_.assign(links, 1.0);
+  for (size_t l = 0; l < links; ++l)
+    if (divisor[l] > 0) capacity_scale_[l] = static_cast<double>(scale[l]) / static_cast<double>(divisor[l]);
+  weighted_begin_.assign(flows + 1, 0);
+  for (uint32_t f = 0; f < flows; ++f) {
+    const size_t begin = weighted_links_.size();
+    if (simulated_flow[f])
       for (int link : flows_.route(f)) {
         const int c = canonical[link];
-        if (std::none_of(routes[f].begin(), routes[f].end(), [&](const WeightedLink& w) { return w.link == c; }))
-          routes[f].push_back({c, 0});
+        if (std::any_of(weighted_links_.begin() + static_cast<std::ptrdiff_t>(begin), weighted_links_.end(),
+                        [&](const WeightedLink& w) { return w.link == c; }))
+          continue;  // two links of one colour on a route: one constraint
+        auto n = crossing.find({c, flow_colour[f]});
+        if (n == crossing.end()) throw std::logic_error("replica classes: a flow crosses a link unlike its own");
+        const int64_t whole = n->second * scale[c] / simulated_of_colour.at(flow_colour[f]) / divisor[c];
+        weighted_links_.push_back({c, static_cast<int>(whole)});
       }
-    });
-  for (int m = 0; m < replicas_; ++m)
-    for_each_replica_flow(m, [&](uint32_t f, uint32_t rep) {
-      for (int link : flows_.route(f)) {
-        if (canonical[link] != link) continue;
-        auto w = std::find_if(routes[rep].begin(), routes[rep].end(), [&](const WeightedLink& x) { return x.link == link; });
-        if (w == routes[rep].end()) throw std::logic_error("replica classes: a flow crosses a link its representative does not");
-        w->repeats += 1;
-      }
-    });
-  capacity_divisor_.assign(links, 0);
-  for (const auto& route : routes)
-    for (const WeightedLink& w : route) capacity_divisor_[w.link] = std::gcd(capacity_divisor_[w.link], w.repeats);
-  for (int& divisor : capacity_divisor_) divisor = std::max(divisor, 1);
-  for (size_t f = 0; f < flows; ++f) {
-    for (WeightedLink w : routes[f]) weighted_links_.push_back({w.link, w.repeats / capacity_divisor_[w.link]});
     weighted_begin_[f + 1] = static_cast<uint32_t>(weighted_links_.size());
   }
 }

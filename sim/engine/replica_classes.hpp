@@ -56,18 +56,20 @@ public:
   int class_size(int rank) const { return class_size_[class_of_replica_[replica_of(rank)]]; }
   // The route of representative flow `flow` (index into LaneFlows::all()).
   std::span<const WeightedLink> weighted_route(uint32_t flow) const;
-  // What a link's capacity is divided by: the greatest common divisor of its weights (1 where unused).
-  int capacity_divisor(int link) const { return capacity_divisor_[link]; }
+  // What a link's capacity is multiplied by so that its weights are whole (1 where unused).
+  double capacity_scale(int link) const { return capacity_scale_[link]; }
 
 private:
-  struct Signatures {
+  struct Colours {
     std::vector<uint64_t> link, flow;
   };
   int replica_of(int rank) const { return prog_.coords[rank].dp; }
   int rank_at(int tp, int dp, int pp) const;
   int position_in_rank(int id) const;
   std::vector<uint64_t> structure_signatures() const;
-  Signatures signatures(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links) const;
+  std::vector<uint64_t> starting_together() const;
+  Colours refine_colours(std::vector<uint64_t> flow_colour, const std::vector<double>& link_bytes_per_second,
+                         const std::set<int>& altered_links) const;
   void refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
   void set_classes(const std::vector<uint64_t>& keys);
   void weigh_routes(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
@@ -86,7 +88,9 @@ private:
   std::vector<int> representative_of_rank_;
   std::vector<uint32_t> weighted_begin_;   // by flow, and one past the last
   std::vector<WeightedLink> weighted_links_;
-  std::vector<int> capacity_divisor_;      // by link
+  std::vector<double> capacity_scale_;     // by link
+  std::vector<uint64_t> structure_;        // by replica: its task lists' signature, speeds aside
+  std::vector<char> spans_replicas_;       // by group
 };
 
 }  // namespace simtrain

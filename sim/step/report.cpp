@@ -149,6 +149,13 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
       r.time_sources[to_string(op.op_class)][to_string(cost_model.op_time(op, s.training.dtype).source)] += uses[i];
 
   r.simulated_tasks = static_cast<long long>(timeline.simulated_tasks);
+  r.data_parallel_replicas = program.world_size / (program.tensor_size * program.pipeline_size);
+  r.simulated_replicas = r.data_parallel_replicas;
+  if (!timeline.representative_of_rank.empty()) {
+    const auto representatives = std::count_if(timeline.representative_of_rank.begin(), timeline.representative_of_rank.end(),
+                                               [r = 0](int rep) mutable { return rep == r++; });
+    r.simulated_replicas = static_cast<int>(representatives) / (program.tensor_size * program.pipeline_size);
+  }
   r.flows = static_cast<long long>(timeline.flows);
   r.closed_form_collectives = static_cast<long long>(timeline.closed_form_collectives);
   r.wall_seconds = wall_seconds;
@@ -227,6 +234,8 @@ ordered_json to_json(const StepReport& r) {
           {"simulation",
            {{"tasks", r.tasks},
             {"simulated_tasks", r.simulated_tasks},
+            {"data_parallel_replicas", r.data_parallel_replicas},
+            {"simulated_replicas", r.simulated_replicas},
             {"flows", r.flows},
             {"closed_form_collectives", r.closed_form_collectives}}},
           {"scenario_document", r.configuration}};
@@ -306,7 +315,9 @@ void add_simulation_footer(std::string& out, const StepReport& r) {
     for (const auto& [source, count] : sources) out += (first ? "" : ", ") + with_commas(count) + " " + source, first = false;
     out += ")";
   }
-  out += "\nsimulated " + with_commas(r.tasks) + " tasks (" + with_commas(r.simulated_tasks) + " by actors), " +
+  out += "\nsimulated " + with_commas(r.tasks) + " tasks (" + with_commas(r.simulated_tasks) + " by actors in " +
+         with_commas(r.simulated_replicas) + " of " + with_commas(r.data_parallel_replicas) +
+         " data-parallel replicas, one per class of equivalent ones), " +
          with_commas(r.flows) + " network flows, " + with_commas(r.closed_form_collectives) +
          " closed-form collectives, in " + format("%.2f s", r.wall_seconds) + "\n";
 }

@@ -83,6 +83,8 @@ struct StepReport {
   std::map<std::string, std::map<std::string, long long>> time_sources;
   long long tasks = 0;
   long long simulated_tasks = 0;
+  int data_parallel_replicas = 1;
+  int simulated_replicas = 1;  // one per class of equivalent replicas (sim/engine/replica_classes.hpp)
   long long flows = 0;
   long long closed_form_collectives = 0;
   double wall_seconds = 0;

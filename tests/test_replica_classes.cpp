@@ -1,0 +1,173 @@
+// The symmetry-reduced replay (sim/engine/replica_classes.hpp) against the
+// full one: the same step, the same split of every stage's time, the same
+// bytes on every busy link, every task accounted for once, on fabrics and
+// strategies where replicas are alike and where they are not.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/engine/simulate.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+
+namespace {
+
+// TP 8 x PP 2 x DP 8 (128 GPUs, 16 DGX H100 nodes under one leaf) of a
+// small GPT: 8 micro-batches per pipeline.
+nlohmann::json small_job(const std::string& schedule = "1f1b") {
+  nlohmann::json doc = fixtures::scenario_json(8, 2, 8, 8, schedule, schedule == "interleaved_1f1b" ? 2 : 0, 8);
+  doc["model"]["hidden_size"] = 2048;
+  doc["model"]["num_attention_heads"] = 16;
+  return doc;
+}
+
+// Eight GPUs per node, two nodes per leaf, two leaves per pod: the job
+// spans four pods, so its data-parallel rings cross leaves and pods.
+nlohmann::json small_fat_tree(int leaf_oversubscription) {
+  return {{"gpus_per_node", 8},   {"nvlink_GBps", 450},   {"nics_per_node", 8},
+          {"nic_Gbps", 400},      {"rail_optimized", false}, {"nodes_per_unit", 2},
+          {"units_per_pod", 2},   {"leaf_oversubscription", leaf_oversubscription}};
+}
+
+int classes(const Timeline& timeline, const Program& program) {
+  if (timeline.representative_of_rank.empty()) return program.world_size / (program.tensor_size * program.pipeline_size);
+  int representatives = 0;
+  for (int r = 0; r < program.world_size; ++r) representatives += timeline.representative_of_rank[r] == r;
+  return representatives / (program.tensor_size * program.pipeline_size);
+}
+
+void expect_near_fraction(double reduced, double full, double fraction_of, double fraction, const char* what) {
+  EXPECT_NEAR(reduced, full, fraction * fraction_of) << what;
+}
+
+// Runs `scenario` both ways and compares; returns the reduced run's classes.
+int expect_reduction_exact(const Scenario& scenario, ReplayOptions options = {}) {
+  const Simulation reduced = simulate(scenario, options);
+  options.full_replay = true;
+  const Simulation full = simulate(scenario, options);
+  EXPECT_TRUE(full.timeline.representative_of_rank.empty());
+  EXPECT_EQ(reduced.timeline.stopped, full.timeline.stopped);
+  const double step = full.timeline.step_seconds;
+  EXPECT_NEAR(reduced.timeline.step_seconds, step, 1e-3 * step);
+  EXPECT_EQ(reduced.report.stages.size(), full.report.stages.size());
+  for (size_t s = 0; s < std::min(reduced.report.stages.size(), full.report.stages.size()); ++s) {
+    const TimeSplit& a = reduced.report.stages[s].time;
+    const TimeSplit& b = full.report.stages[s].time;
+    expect_near_fraction(a.compute_seconds, b.compute_seconds, step, 5e-3, "compute");
+    expect_near_fraction(a.exposed_tp_seconds, b.exposed_tp_seconds, step, 5e-3, "exposed TP");
+    expect_near_fraction(a.exposed_pp_seconds, b.exposed_pp_seconds, step, 5e-3, "exposed PP");
+    expect_near_fraction(a.exposed_dp_seconds, b.exposed_dp_seconds, step, 5e-3, "exposed DP");
+    expect_near_fraction(a.idle_seconds, b.idle_seconds, step, 5e-3, "idle");
+  }
+  // The fabric carried every replica's traffic, not only the simulated ones'.
+  EXPECT_EQ(reduced.timeline.busiest_links.size(), full.timeline.busiest_links.size());
+  for (size_t i = 0; i < std::min(reduced.timeline.busiest_links.size(), full.timeline.busiest_links.size()); ++i) {
+    EXPECT_EQ(reduced.timeline.busiest_links[i].link, full.timeline.busiest_links[i].link);
+    EXPECT_NEAR(reduced.timeline.busiest_links[i].bytes, full.timeline.busiest_links[i].bytes,
+                1e-9 * full.timeline.busiest_links[i].bytes);
+  }
+  if (!full.timeline.stopped) {
+    // Every task ran once for each rank it stands for.
+    EXPECT_EQ(reduced.timeline.tasks_stood_for, reduced.program.tasks.size());
+    EXPECT_EQ(full.timeline.tasks_stood_for, full.program.tasks.size());
+    for (size_t id = 0; id < reduced.timeline.tasks.size(); ++id) EXPECT_TRUE(reduced.timeline.tasks[id].ran()) << id;
+  }
+  EXPECT_LE(reduced.timeline.simulated_tasks, full.timeline.simulated_tasks);
+  return classes(reduced.timeline, reduced.program);
+}
+
+}  // namespace
+
+TEST(ReplicaClasses, AlikeReplicasOnOneLeafFormOneClass) {
+  const Scenario s = fixtures::scenario_from(small_job());
+  EXPECT_EQ(expect_reduction_exact(s), 1);
+}
+
+TEST(ReplicaClasses, TheDefaultGpt3ShrunkTo128Gpus) {
+  const Scenario s = load_scenario("gpt3-175b-1024xh100", {"num_gpus=128", "pipeline_model_parallel_size=2",
+                                                           "num_hidden_layers=8", "global_batch_size=64"});
+  EXPECT_LT(expect_reduction_exact(s), 8);
+}
+
+TEST(ReplicaClasses, AnOversubscribedFatTreeSplitsReplicasByWhereTheirRingsCrossLeaves) {
+  nlohmann::json doc = small_job();
+  doc["cluster"]["topology"] = small_fat_tree(4);
+  const Scenario s = fixtures::scenario_from(doc);
+  EXPECT_LT(expect_reduction_exact(s), 8);
+}
+
+TEST(ReplicaClasses, Torus) {
+  nlohmann::json doc = small_job();
+  doc["cluster"]["topology"] = "tpu-v5p-torus";
+  expect_reduction_exact(fixtures::scenario_from(doc));
+}
+
+TEST(ReplicaClasses, Dragonfly) {
+  nlohmann::json doc = small_job();
+  doc["cluster"]["topology"] = "perlmutter-dragonfly";
+  expect_reduction_exact(fixtures::scenario_from(doc));
+}
+
+TEST(ReplicaClasses, ParameterServerSync) {
+  nlohmann::json doc = small_job();
+  doc["cluster"]["topology"] = small_fat_tree(1);
+  doc["parallelism"]["dp_sync"] = "parameter_server";
+  doc["parallelism"]["parameter_servers"] = 2;
+  EXPECT_LT(expect_reduction_exact(fixtures::scenario_from(doc)), 8);
+}
+
+TEST(ReplicaClasses, Zero3) {
+  nlohmann::json doc = small_job();
+  doc["parallelism"]["zero_stage"] = 3;
+  EXPECT_EQ(expect_reduction_exact(fixtures::scenario_from(doc)), 1);
+}
+
+TEST(ReplicaClasses, InterleavedAndZeroBubbleSchedules) {
+  EXPECT_EQ(expect_reduction_exact(fixtures::scenario_from(small_job("interleaved_1f1b"))), 1);
+  EXPECT_EQ(expect_reduction_exact(fixtures::scenario_from(small_job("zb_h1"))), 1);
+}
+
+// Without a pipeline, a replica's NICs carry only data-parallel rings,
+// whose flows start together everywhere (a barrier releases them): the
+// slow replica is alone, the others stay one class.
+TEST(ReplicaClasses, OneStragglerWithoutPipelineMakesTwoClasses) {
+  nlohmann::json doc = fixtures::scenario_json(8, 1, 8, 4, "1f1b", 0, 4);
+  doc["cluster"]["gpu_speed_factors"] = {{"21", 0.8}};
+  EXPECT_EQ(expect_reduction_exact(fixtures::scenario_from(doc)), 2);
+}
+
+// With one, the slow replica's pipeline transfers share its NICs with its
+// ring flows at other times than elsewhere: its ring neighbours see other
+// traffic, split off too, and theirs in turn.
+TEST(ReplicaClasses, OneStragglerInAPipelineSplitsOffWhatItsTrafficReaches) {
+  nlohmann::json doc = small_job();
+  doc["cluster"]["gpu_speed_factors"] = {{"21", 0.8}};
+  EXPECT_GE(expect_reduction_exact(fixtures::scenario_from(doc)), 2);
+}
+
+TEST(ReplicaClasses, FivePercentStragglers) {
+  nlohmann::json doc = small_job();
+  doc["cluster"]["stragglers"] = {{"fraction", 0.05}, {"speed_factor", 0.7}, {"seed", 3}};
+  const Scenario s = fixtures::scenario_from(doc);
+  std::set<int> slow_replicas;
+  for (size_t r = 0; r < s.cluster.heterogeneity.gpu_speed_factors.size(); ++r)
+    if (s.cluster.heterogeneity.gpu_speed_factors[r] < 1) slow_replicas.insert(static_cast<int>(r) / 8 % 8);
+  EXPECT_GE(expect_reduction_exact(s), static_cast<int>(slow_replicas.size()));
+}
+
+TEST(ReplicaClasses, AFailedCableOfALeafBundle) {
+  nlohmann::json doc = small_job();
+  doc["cluster"]["topology"] = small_fat_tree(1);
+  ReplayOptions options;
+  options.failures.push_back({0.0, -1, "leaf1_up", 3.0 / 4});  // one of its four physical uplinks
+  expect_reduction_exact(fixtures::scenario_from(doc), options);
+}
+
+TEST(ReplicaClasses, AFailingGpuStopsTheReducedJobAtItsTime) {
+  const Scenario s = fixtures::scenario_from(small_job());
+  ReplayOptions options;
+  options.failures.push_back({1e-3, 37, "", 0});
+  expect_reduction_exact(s, options);
+}
