@@ -1,6 +1,7 @@
 #include "sim/engine/lane_flows.hpp"
 
 #include <limits>
+#include <tuple>
 
 namespace simtrain {
 
@@ -71,9 +72,16 @@ std::vector<char> LaneFlows::isolated_tp_groups(const std::vector<char>& spans_l
   const int no_user = std::numeric_limits<int>::min();
   std::vector<int> first_user(fabric_.links().size(), no_user);
   std::vector<char> shared(fabric_.links().size(), 0);
+  // Tasks with the same flows as one seen before add no user to any link.
+  std::set<std::tuple<int, int, int, double, int>> seen;  // kind, rank or group, peer or count, bytes, lane
   for (const Task& t : prog_.tasks) {
     if (!is_lane_comm(t, lanes_)) continue;
     const bool spans = is_collective(t.kind) && spans_lanes[t.group];
+    const int lane = lanes_.lane_of_rank(t.rank);
+    if (!(t.kind == TaskKind::SEND ? seen.emplace(-1, t.rank, t.peer, t.bytes, lane)
+                                   : seen.emplace(static_cast<int>(t.kind), t.group, t.count, t.bytes, spans ? lane : -1))
+             .second)
+      continue;
     for_each_lane_flow(prog_, lanes_, plans, t, spans, [&](const Flow& f, int user) {
       for (int link : fabric_.route(f.src, f.dst)) {
         if (first_user[link] == no_user) first_user[link] = user;
