@@ -20,6 +20,25 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser
   return x ^ (x >> 31);
 }
 
+// How many different values: an open-addressing set (0 marks a free slot,
+// so 0 itself is counted apart).
+size_t count_distinct(const std::vector<uint64_t>& values) {
+  std::vector<uint64_t> slots(std::bit_ceil(2 * values.size() + 2), 0);
+  const size_t mask = slots.size() - 1;
+  size_t count = 0;
+  bool zero = false;
+  for (uint64_t v : values) {
+    if (v == 0) {
+      zero = true;
+      continue;
+    }
+    size_t i = mix(v) & mask;
+    while (slots[i] != 0 && slots[i] != v) i = (i + 1) & mask;
+    if (slots[i] == 0) slots[i] = v, ++count;
+  }
+  return count + zero;
+}
+
 // Ordered: the sequence of values, not their multiset.
 uint64_t combine(uint64_t hash, uint64_t value) { return mix(hash ^ mix(value)); }
 uint64_t combine(uint64_t hash, double value) { return combine(hash, std::bit_cast<uint64_t>(value)); }
@@ -47,8 +66,8 @@ ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, con
     if (e.rank >= 0) keys[replica_of(e.rank)] = combine(keys[replica_of(e.rank)], replica_of(e.rank) + 1);
   if (options.full_replay) std::iota(keys.begin(), keys.end(), uint64_t{0});
   set_classes(keys);
-  if (!options.full_replay) refine(link_bytes_per_second, altered_links);
-  weigh_routes(link_bytes_per_second, altered_links, options.full_replay);
+  weigh_routes(options.full_replay ? distinct_colours(link_bytes_per_second.size())
+                                   : refine(link_bytes_per_second, altered_links));
   representative_of_rank_.resize(prog_.world_size);
   for (int r = 0; r < prog_.world_size; ++r) {
     const RankCoord& c = prog_.coords[r];
@@ -171,12 +190,8 @@ ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flo
   for (size_t l = 0; l < links; ++l)
     link_base[l] = combine(combine(combine(uint64_t{0}, link_bytes_per_second[l]), fabric_.links()[l].latency_seconds),
                            altered_links.count(static_cast<int>(l)) ? static_cast<int>(l) : -1);
-  auto distinct = [](std::vector<uint64_t> values) {
-    std::sort(values.begin(), values.end());
-    return std::unique(values.begin(), values.end()) - values.begin();
-  };
   Colours c;
-  auto flow_colours = distinct(flow_colour);
+  size_t flow_colours = count_distinct(flow_colour);
   for (;;) {
     c.link = link_base;
     for (uint32_t f = 0; f < flow_colour.size(); ++f)
@@ -186,7 +201,7 @@ ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flo
       for (int link : flows_.route(f)) links_seen += mix(c.link[link]);
       flow_colour[f] = combine(flow_colour[f], links_seen);
     }
-    const auto now = distinct(flow_colour);
+    const size_t now = count_distinct(flow_colour);
     if (now == flow_colours) break;
     flow_colours = now;
   }
@@ -194,22 +209,34 @@ ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flo
   return c;
 }
 
-// Splits classes until every member's flows look like its representative's.
-void ReplicaClasses::refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links) {
+// Splits classes until every member's flows look like its representative's;
+// returns the colours of that last partition.
+ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_bytes_per_second,
+                                               const std::set<int>& altered_links) {
   for (;;) {
-    const std::vector<uint64_t> colour = refine_colours(starting_together(), link_bytes_per_second, altered_links).flow;
+    Colours colours = refine_colours(starting_together(), link_bytes_per_second, altered_links);
     std::vector<uint64_t> keys(replicas_);
     for (int m = 0; m < replicas_; ++m) {
       uint64_t h = static_cast<uint64_t>(class_of_replica_[m]);
       for_each_replica_flow(m, [&](uint32_t f, uint32_t counterpart, const Task&, uint32_t) {
-        h = combine(combine(h, colour[f]), counterpart == no_flow);
+        h = combine(combine(h, colours.flow[f]), counterpart == no_flow);
       });
       keys[m] = h;
     }
     const int before = count();
     set_classes(keys);
-    if (count() == before) return;
+    if (count() == before) return colours;
   }
+}
+
+// Every flow and link a colour of its own: the full replay.
+ReplicaClasses::Colours ReplicaClasses::distinct_colours(size_t links) const {
+  Colours c;
+  c.flow.resize(flows_.all().size());
+  c.link.resize(links);
+  std::iota(c.flow.begin(), c.flow.end(), uint64_t{0});
+  std::iota(c.link.begin(), c.link.end(), uint64_t{0});
+  return c;
 }
 
 // Replicas with equal keys form a class; classes are numbered by their
@@ -240,18 +267,10 @@ std::span<const WeightedLink> ReplicaClasses::weighted_route(uint32_t flow) cons
 // flow of colour k crosses it with weight n / s: n flows of colour k cross
 // it in the full job, s of them are simulated (they run alike). Weights are
 // made whole by scaling the link's capacity.
-void ReplicaClasses::weigh_routes(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
-                                  bool full_replay) {
-  const size_t links = link_bytes_per_second.size(), flows = flows_.all().size();
-  std::vector<uint64_t> flow_colour(flows), link_colour(links);
-  if (full_replay) {
-    std::iota(flow_colour.begin(), flow_colour.end(), uint64_t{0});
-    std::iota(link_colour.begin(), link_colour.end(), uint64_t{0});
-  } else {
-    Colours c = refine_colours(starting_together(), link_bytes_per_second, altered_links);
-    flow_colour = std::move(c.flow);
-    link_colour = std::move(c.link);
-  }
+void ReplicaClasses::weigh_routes(const Colours& colours) {
+  const std::vector<uint64_t>& flow_colour = colours.flow;
+  const std::vector<uint64_t>& link_colour = colours.link;
+  const size_t links = link_colour.size(), flows = flow_colour.size();
   std::vector<char> simulated_flow(flows, 0);
   std::unordered_map<uint64_t, int64_t> simulated_of_colour;
   std::unordered_map<uint64_t, int> link_of_colour;  // the link standing for its colour

@@ -70,10 +70,10 @@ private:
   std::vector<uint64_t> starting_together() const;
   Colours refine_colours(std::vector<uint64_t> flow_colour, const std::vector<double>& link_bytes_per_second,
                          const std::set<int>& altered_links) const;
-  void refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
+  Colours refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
+  Colours distinct_colours(size_t links) const;
   void set_classes(const std::vector<uint64_t>& keys);
-  void weigh_routes(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
-                    bool full_replay);
+  void weigh_routes(const Colours& colours);
   template <typename OnFlow>
   void for_each_replica_flow(int replica, OnFlow&& on_flow) const;
 
