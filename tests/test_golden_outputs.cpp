@@ -35,28 +35,10 @@ struct GoldenScenario {
 
 void PrintTo(const GoldenScenario& scenario, std::ostream* out) { *out << scenario.name; }
 
-// tests/golden/scenarios.txt: every file of scenarios/, one a line, and how
-// it is checked ("report-only", "bench-only" or nothing); '#' starts a comment.
-struct ListedScenario {
-  std::string name, option;
-};
-
-std::vector<ListedScenario> listed_scenarios() {
-  std::vector<ListedScenario> scenarios;
-  std::ifstream list(golden_dir / "scenarios.txt");
-  for (std::string line; std::getline(list, line);) {
-    std::istringstream fields(line.substr(0, line.find('#')));
-    ListedScenario s;
-    if (fields >> s.name) scenarios.push_back((fields >> s.option, s));
-  }
-  return scenarios;
-}
-
-// The listed scenarios but the bench-only ones, too large for a unit test.
 std::vector<GoldenScenario> golden_scenarios() {
   std::vector<GoldenScenario> scenarios;
-  for (const ListedScenario& s : listed_scenarios())
-    if (s.option != "bench-only") scenarios.push_back({s.name, s.option == "report-only"});
+  for (const fixtures::ListedScenario& s : fixtures::unit_tested_scenarios())
+    scenarios.push_back({s.name, s.option == "report-only"});
   return scenarios;
 }
 
@@ -124,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(ShippedScenarios, GoldenOutputs, testing::ValuesIn(gold
 
 TEST(GoldenOutputs, EveryShippedScenarioIsChecked) {
   std::vector<std::string> listed, shipped;
-  for (const ListedScenario& s : listed_scenarios()) listed.push_back(s.name);
+  for (const fixtures::ListedScenario& s : fixtures::listed_scenarios()) listed.push_back(s.name);
   for (const auto& entry : fs::directory_iterator(fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios"))
     shipped.push_back(entry.path().stem().string());
   std::sort(listed.begin(), listed.end());
