@@ -121,7 +121,7 @@ void hash_task(ProgramHasher& h, const Task& t) {
   h.text(t.name);
 }
 
-// By representative rank, the ranks it stands for (itself first), from
+// By representative rank, the ranks it stands for (itself too) in rank order, from
 // Timeline::representative_of_rank; empty where every rank ran its own.
 std::vector<std::vector<int>> stood_for(const Program& program, const Timeline& timeline) {
   std::vector<std::vector<int>> members;
@@ -150,7 +150,7 @@ int timed_by(int rank, const Program& program, const Timeline& timeline) {
   const int representative = timeline.representative_of_rank[rank];
   if (program.rank_tasks[representative].size() != program.rank_tasks[rank].size())
     throw std::logic_error("rank " + std::to_string(rank) + " has " + std::to_string(program.rank_tasks[rank].size()) +
-                           " tasks, its representative rank " + std::to_string(representative) + " " +
+                           " tasks, its representative, rank " + std::to_string(representative) + ", has " +
                            std::to_string(program.rank_tasks[representative].size()));
   return representative;
 }
