@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
     for (const Goal& goal : goals) scenarios.push_back(goal.scenario);
 
   std::printf("%-28s %9s %9s %12s  %s\n", "scenario", "wall s", "peak GiB", "step time", "goal (issue 15)");
+  std::fflush(stdout);  // before a child's messages on standard error
   for (const std::string& scenario : scenarios) {
     const Run run = simulate(SIMTRAIN_BINARY, scenario, timeout_seconds);
     std::string step = step_time(run.report);
