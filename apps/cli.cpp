@@ -43,9 +43,15 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* simulate_command = app.add_subcommand("simulate", "simulate one training step and print the report");
   ScenarioArguments simulate_args;
   simulate_args.add_to(*simulate_command, true);
-  std::string trace_path, report_path, algorithm = "auto";
+  std::string trace_path, report_path, algorithm = "auto", trace_ranks_text = "representatives";
   bool free_communication = false, full_replay = false, quiet = false;
-  simulate_command->add_option("--trace", trace_path, "write a Chrome trace (Perfetto, chrome://tracing); - for standard output");
+  auto* trace_option = simulate_command->add_option(
+      "--trace", trace_path, "write a Chrome trace (Perfetto, chrome://tracing); - for standard output");
+  simulate_command
+      ->add_option("--trace-ranks", trace_ranks_text,
+                   "ranks the trace shows: representatives (those simulated; every rank unless the replay was "
+                   "symmetry-reduced), all, stage:P,P... (pipeline ranks) or rank:R,R...")
+      ->needs(trace_option);
   simulate_command->add_option("--report", report_path, "write the report as JSON; - for standard output");
   simulate_command->add_option("--allreduce-algorithm", algorithm, "NCCL all-reduce algorithm")
       ->check(CLI::IsMember({"auto", "ring", "tree"}));
@@ -121,8 +127,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     if (simulate_command->parsed()) {
       outputs.add("--trace", trace_path);
       outputs.add("--report", report_path);
+      const TraceRanks trace_ranks = parse_trace_ranks(trace_ranks_text);
       const Scenario scenario = simulate_args.load();
       outputs.refuse_inputs(scenario.files_read);
+      check_trace_ranks(trace_ranks, static_cast<int>(scenario.parallel.world_size()), scenario.parallel.pipeline);
       ReplayOptions options;
       options.free_communication = free_communication;
       options.full_replay = full_replay;
@@ -138,7 +146,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       (outputs.writes_standard_output() ? err : out) << to_text(sim.report);
       const TraceOrigin origin{simulate_args.path.empty() ? std::string(default_scenario_name()) : simulate_args.path,
                                simulate_args.overrides};
-      outputs.write({{"--trace", [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline, origin); }},
+      outputs.write({{"--trace", [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline, origin, trace_ranks); }},
                      {"--report", [&](std::ostream& o) { o << to_json(sim.report).dump(2) << "\n"; }}});
     } else if (train_command->parsed()) {
       outputs.add("--trace", run_trace_path);

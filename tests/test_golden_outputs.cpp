@@ -37,13 +37,8 @@ void PrintTo(const GoldenScenario& scenario, std::ostream* out) { *out << scenar
 
 std::vector<GoldenScenario> golden_scenarios() {
   std::vector<GoldenScenario> scenarios;
-  std::ifstream list(golden_dir / "scenarios.txt");
-  std::string name, option;
-  for (std::string line; std::getline(list, line);) {
-    std::istringstream fields(line);
-    option.clear();
-    if (fields >> name) scenarios.push_back({name, (fields >> option, option == "report-only")});
-  }
+  for (const fixtures::ListedScenario& s : fixtures::unit_tested_scenarios())
+    scenarios.push_back({s.name, s.option == "report-only"});
   return scenarios;
 }
 
@@ -111,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(ShippedScenarios, GoldenOutputs, testing::ValuesIn(gold
 
 TEST(GoldenOutputs, EveryShippedScenarioIsChecked) {
   std::vector<std::string> listed, shipped;
-  for (const GoldenScenario& s : golden_scenarios()) listed.push_back(s.name);
+  for (const fixtures::ListedScenario& s : fixtures::listed_scenarios()) listed.push_back(s.name);
   for (const auto& entry : fs::directory_iterator(fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios"))
     shipped.push_back(entry.path().stem().string());
   std::sort(listed.begin(), listed.end());

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/base/limits.hpp"
 #include "sim/program/program_builder.hpp"
+#include "sim/program/timeline.hpp"
 #include "sim/scenario/scenario_limits.hpp"
 #include "test_support.hpp"
 
@@ -118,6 +120,23 @@ TEST(Program, EstimatedTasksBoundTheProgram) {
     SCOPED_TRACE(s.document.dump());
     EXPECT_GE(estimated_tasks(s), tasks);
     EXPECT_LE(estimated_tasks(s), 4 * tasks);
+  }
+}
+
+// limits::program_bytes_per_task, which check_limits multiplies the
+// estimated tasks by, bounds what each task of a built Program takes: its
+// Task, its dependency ids and its TaskTiming.
+TEST(Program, BytesPerTaskWithinTheLimitsConstant) {
+  const Scenario scenarios[] = {load_scenario("tiny-4gpu"),
+                                load_scenario("gpt3-175b-1024xh100", {"cluster.num_gpus=64"})};  // DP 1
+  for (const Scenario& s : scenarios) {
+    const Program program = build_program(s, build_workload(s));
+    double dependencies = 0;
+    for (const Task& task : program.tasks) dependencies += static_cast<double>(task.deps.size());
+    const double tasks = static_cast<double>(program.tasks.size());
+    const double bytes_per_task = sizeof(Task) + dependencies / tasks * sizeof(int) + sizeof(TaskTiming);
+    SCOPED_TRACE(s.name + ": " + std::to_string(bytes_per_task) + " bytes per task");
+    EXPECT_LE(bytes_per_task, limits::program_bytes_per_task);
   }
 }
 

@@ -252,9 +252,8 @@ TEST(ShortForm, IdentifyEveryTaskOfSmallPrograms) {
 }
 
 TEST(ShortForm, IdentifyEveryTaskOfTheShippedScenarios) {
-  const std::filesystem::path shipped = std::filesystem::path(SIMTRAIN_SOURCE_DIR) / "scenarios";
-  for (const auto& entry : std::filesystem::directory_iterator(shipped)) {
-    const std::string name = entry.path().stem().string();
+  for (const fixtures::ListedScenario& shipped : fixtures::unit_tested_scenarios()) {
+    const std::string& name = shipped.name;
     const Scenario scenario = load_scenario(name);
     const Program program = build_program(scenario, build_workload(scenario));
     for (int rank : ranks_to_check(program)) expect_forms_identify_tasks(program, rank, name);

@@ -129,4 +129,30 @@ inline std::string error_loading(const std::string& path, const std::vector<std:
 
 inline Scenario scenario_from(const nlohmann::json& document) { return parse_scenario(document, "test.json", "."); }
 
+// tests/golden/scenarios.txt: every file of scenarios/, one a line, and how
+// the tests check it ("report-only", "bench-only" or nothing); '#' starts a comment.
+struct ListedScenario {
+  std::string name, option;
+};
+
+inline std::vector<ListedScenario> listed_scenarios() {
+  std::vector<ListedScenario> scenarios;
+  std::ifstream list(std::filesystem::path(SIMTRAIN_SOURCE_DIR) / "tests" / "golden" / "scenarios.txt");
+  for (std::string line; std::getline(list, line);) {
+    std::istringstream fields(line.substr(0, line.find('#')));
+    ListedScenario s;
+    if (fields >> s.name) scenarios.push_back((fields >> s.option, s));
+  }
+  return scenarios;
+}
+
+// The shipped scenarios whose Programs unit tests build: all but the
+// bench-only ones (tens of millions of tasks, gigabytes: bench/scale.cpp runs them).
+inline std::vector<ListedScenario> unit_tested_scenarios() {
+  std::vector<ListedScenario> scenarios;
+  for (const ListedScenario& s : listed_scenarios())
+    if (s.option != "bench-only") scenarios.push_back(s);
+  return scenarios;
+}
+
 }  // namespace simtrain::fixtures

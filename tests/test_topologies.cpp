@@ -221,6 +221,16 @@ TEST(BuiltinTopologies, Roce24kHasPodsOf3072GpusAndAnOversubscribedCore) {
   EXPECT_EQ(f.links()[across_pods[2]].name, "pod0_up");
 }
 
+// roce-98k is roce-24k's pods, 32 of them: a fat tree has as many pods as the
+// cluster needs, so every field but the name and the description is roce-24k's.
+TEST(BuiltinTopologies, Roce98kIsRoce24kWith32Pods) {
+  nlohmann::json roce98k = builtin_json("roce-98k"), roce24k = builtin_json("roce-24k");
+  for (nlohmann::json* t : {&roce98k, &roce24k}) t->erase("name"), t->erase("description");
+  EXPECT_EQ(roce98k, roce24k);
+  const Topology t = parse("roce-98k");
+  EXPECT_EQ(98304 / (t.gpus_per_node * t.nodes_per_unit * t.units_per_pod), 32);
+}
+
 // ---- bundles and single links -----------------------------------------------------------
 
 TEST(Redundancy, FatTreeUplinksAreBundlesAndEveryOtherLinkIsSingle) {

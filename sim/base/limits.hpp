@@ -21,7 +21,18 @@ constexpr int64_t max_layers = int64_t{1} << 16;          // model.num_hidden_la
 // Elements of the largest tensor (weight, activation or attention scores of
 // one micro-batch, unsharded): bounds every count the workload makes.
 constexpr double max_tensor_elements = 0x1p40;
-constexpr double max_tasks = 1e7;                         // a Program's tasks (about 300 bytes each)
+// A Program's memory, estimated before it is built (estimated_program_bytes,
+// sim/scenario/scenario_limits.hpp): its tasks x program_bytes_per_task.
+// 16 GiB holds the largest jobs the shipped scenarios describe (megatron-1t,
+// about 50 M tasks, 7.5 GiB) and leaves a 32 GiB machine room for the
+// replay; a scenario past it is more likely a typo (a global batch with a
+// zero too many) than a plan.
+constexpr double max_program_bytes = 16.0 * (uint64_t{1} << 30);
+// What one task takes, an upper bound tests/test_program.cpp checks on a
+// built Program: its Task (120 bytes today: its name and its dependency
+// list included), its dependency ids and its TaskTiming (16). The compacted
+// Task (48 bytes, 8 of dependencies) brings this down to 96.
+constexpr double program_bytes_per_task = 160;
 
 }  // namespace limits
 

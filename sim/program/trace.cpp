@@ -1,5 +1,6 @@
 #include "sim/program/trace.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstdint>
@@ -120,8 +121,43 @@ void hash_task(ProgramHasher& h, const Task& t) {
   h.text(t.name);
 }
 
+// By representative rank, the ranks it stands for (itself too) in rank order, from
+// Timeline::representative_of_rank; empty where every rank ran its own.
+std::vector<std::vector<int>> stood_for(const Program& program, const Timeline& timeline) {
+  std::vector<std::vector<int>> members;
+  if (timeline.representative_of_rank.empty()) return members;
+  members.resize(program.world_size);
+  for (int rank = 0; rank < program.world_size; ++rank) members[timeline.representative_of_rank[rank]].push_back(rank);
+  return members;
+}
+
+// "rank 17 (tp 1, pp 0, dp 2)", as the trace reader reads it back, and after
+// it, for a representative of others, " stands for 64 ranks: 17, 25, 33, ...".
+std::string process_name(int rank, const RankCoord& c, const std::vector<int>& stands_for) {
+  char name[128];
+  std::snprintf(name, sizeof name, "rank %d (tp %d, pp %d, dp %d)", rank, c.tp, c.pp, c.dp);
+  std::string text = name;
+  if (stands_for.size() < 2) return text;
+  constexpr size_t listed = 3;  // classes of 100,000 ranks: a few, then the count says the rest
+  text += " stands for " + std::to_string(stands_for.size()) + " ranks: ";
+  for (size_t i = 0; i < std::min(listed, stands_for.size()); ++i) text += (i ? ", " : "") + std::to_string(stands_for[i]);
+  return text + (stands_for.size() > listed ? ", ..." : "");
+}
+
+// The rank whose simulated tasks give `rank` its times.
+int timed_by(int rank, const Program& program, const Timeline& timeline) {
+  if (timeline.representative_of_rank.empty()) return rank;
+  const int representative = timeline.representative_of_rank[rank];
+  if (program.rank_tasks[representative].size() != program.rank_tasks[rank].size())
+    throw std::logic_error("rank " + std::to_string(rank) + " has " + std::to_string(program.rank_tasks[rank].size()) +
+                           " tasks, its representative, rank " + std::to_string(representative) + ", has " +
+                           std::to_string(program.rank_tasks[representative].size()));
+  return representative;
+}
+
 // What `compare` checks and names: where the trace comes from and of what.
-nlohmann::ordered_json other_data(const Program& program, const LiveRecord* live, const TraceOrigin& origin) {
+nlohmann::ordered_json other_data(const Program& program, const LiveRecord* live, const TraceOrigin& origin,
+                                  const std::vector<int>& shown_ranks) {
   nlohmann::ordered_json data = {{"source", live ? "live" : "simulation"}};
   if (!origin.scenario.empty()) data["scenario"] = origin.scenario;
   if (!origin.overrides.empty()) data["overrides"] = origin.overrides;
@@ -133,6 +169,7 @@ nlohmann::ordered_json other_data(const Program& program, const LiveRecord* live
                     {"micro_batches", program.micro_batches}};
   data["program_hash"] = program_hash(program);
   if (live) data["device"] = live->device, data["dtype"] = to_string(live->dtype);
+  if (shown_ranks.size() < static_cast<size_t>(program.world_size)) data["shown_ranks"] = shown_ranks;
   return data;
 }
 
@@ -157,7 +194,7 @@ std::string program_hash(const Program& program) {
 }
 
 void write_chrome_trace(std::ostream& out, const Program& program, const Timeline& timeline,
-                        const TraceOrigin& origin) {
+                        const TraceOrigin& origin, const TraceRanks& ranks) {
   const LiveRecord* live = timeline.live ? &*timeline.live : nullptr;
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   char buffer[512];
@@ -166,11 +203,12 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
     out << (first ? "" : ",\n") << event;
     first = false;
   };
-  for (int rank = 0; rank < program.world_size; ++rank) {
-    const RankCoord& c = program.coords[rank];
-    std::snprintf(buffer, sizeof buffer,
-                  R"j({"ph":"M","pid":%d,"name":"process_name","args":{"name":"rank %d (tp %d, pp %d, dp %d)"}})j", rank,
-                  rank, c.tp, c.pp, c.dp);
+  const std::vector<int> shown_ranks = selected_ranks(ranks, program, timeline);
+  const std::vector<std::vector<int>> members = stood_for(program, timeline);
+  for (int rank : shown_ranks) {
+    const std::string name = process_name(rank, program.coords[rank], members.empty() ? std::vector<int>{} : members[rank]);
+    std::snprintf(buffer, sizeof buffer, R"j({"ph":"M","pid":%d,"name":"process_name","args":{"name":"%s"}})j", rank,
+                  name.c_str());
     emit(buffer);
     std::snprintf(buffer, sizeof buffer, R"j({"ph":"M","pid":%d,"name":"process_sort_index","args":{"sort_index":%d}})j",
                   rank, rank);
@@ -180,9 +218,11 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
                     rank, static_cast<int>(stream), to_string(stream).c_str());
       emit(buffer);
     }
-    for (int id : program.rank_tasks[rank]) {
+    const std::vector<int>& timed_ids = program.rank_tasks[timed_by(rank, program, timeline)];
+    for (size_t position = 0; position < timed_ids.size(); ++position) {
+      const int id = program.rank_tasks[rank][position];
       const Task& t = program.tasks[id];
-      const TaskTiming& timing = timeline.tasks[id];
+      const TaskTiming& timing = timeline.tasks[timed_ids[position]];
       std::snprintf(buffer, sizeof buffer,
                     R"j({"ph":"X","pid":%d,"tid":%d,"name":"%s","cat":"%s","ts":%.3f,"dur":%.3f,"args":{"id":%d,"stage":%d,"microbatch":%d)j",
                     rank, static_cast<int>(t.stream), escaped(t.name).c_str(), to_string(t.kind).c_str(),
@@ -203,7 +243,7 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
     }
   }
   // After the events: readers that look for "traceEvents" near the start (the GUI) still find it.
-  out << "\n],\n\"otherData\":" << other_data(program, live, origin).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+  out << "\n],\n\"otherData\":" << other_data(program, live, origin, shown_ranks).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
       << "}\n";
 }
 

@@ -6,7 +6,8 @@
 // compare` can refuse two traces that are not of one Program:
 // {"source": "simulation" or "live", "scenario" and "overrides" (a
 // TraceOrigin's), "layout": {"tp", "pp", "dp",
-// "virtual_stages", "micro_batches"}, "program_hash": program_hash()}.
+// "virtual_stages", "micro_batches"}, "program_hash": program_hash()}, and
+// "shown_ranks": [...] when the trace shows some ranks only (TraceRanks).
 // A live run's timeline (timeline.live) adds "device" and "dtype" to it and,
 // to the args of each compute task it timed, "ops": [{"op", "class",
 // "shape", "flops", "bytes", "seconds"}, ...] from the task's Work;
@@ -18,6 +19,7 @@
 
 #include "sim/program/program.hpp"
 #include "sim/program/timeline.hpp"
+#include "sim/program/trace_ranks.hpp"
 
 namespace simtrain {
 
@@ -39,7 +41,11 @@ struct TraceOrigin {
 // live run of its Program.
 std::string program_hash(const Program& program);
 
+// `ranks` chooses the ranks shown (sim/program/trace_ranks.hpp). A
+// representative's process name adds the ranks it stands for ("rank 0 (tp 0,
+// pp 0, dp 0) stands for 64 ranks: 0, 8, 16, ..."); a rank it stands for
+// shows its times.
 void write_chrome_trace(std::ostream& out, const Program& program, const Timeline& timeline,
-                        const TraceOrigin& origin = {});
+                        const TraceOrigin& origin = {}, const TraceRanks& ranks = {});
 
 }  // namespace simtrain

@@ -137,6 +137,7 @@ public:
 
   // `document`: the top level less its events, with "otherData".
   RecordedStep finish(const nlohmann::json& document) {
+    refuse_some_ranks(document);
     if (recorded_.empty()) throw InputError(source_, "traceEvents", "no task events (\"ph\": \"X\"): not a simtrain trace");
     RecordedStep step;
     step.source = source_;
@@ -194,6 +195,19 @@ private:
     std::vector<Op> ops;  // live traces: the task's ops and what each took
     std::vector<double> op_seconds;
   };
+
+  // A trace of some ranks only (--trace-ranks) lacks the tasks of the others,
+  // which the report's splits, `compare` and the GUI's rows all need.
+  void refuse_some_ranks(const nlohmann::json& document) const {
+    if (!document.is_object() || !document.contains("otherData") || !document["otherData"].is_object()) return;
+    const nlohmann::json& other = document["otherData"];
+    if (!other.contains("shown_ranks")) return;
+    const nlohmann::json& shown = other["shown_ranks"];
+    throw InputError(source_, "otherData.shown_ranks",
+                     "the trace shows " + (shown.is_array() ? std::to_string(shown.size()) + " ranks" : "some ranks") +
+                         " of the job only (simtrain simulate --trace-ranks); reading a trace back needs every rank: "
+                         "write it with --trace-ranks all");
+  }
 
   // otherData (sim/program/trace.hpp): where the trace comes from, of what Program,
   // and for a live one what ran it.

@@ -13,6 +13,7 @@
 // shape, flops, bytes, seconds) a Work holding those Ops, shared by the tasks
 // that ran the same ops, with each op's seconds in live->op_seconds. Ranks and
 // their coordinates come from the process names ("rank 17 (tp 1, pp 0, dp 2)").
+// A trace of some ranks only (otherData.shown_ranks, --trace-ranks) is refused.
 #include <istream>
 #include <string>
 

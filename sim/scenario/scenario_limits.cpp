@@ -13,6 +13,8 @@ namespace simtrain {
 
 namespace {
 
+constexpr double GiB = 1024.0 * 1024 * 1024;
+
 // A count in full digits (1099511627776, not 1.09951e+12).
 std::string describe(double value) { return format("%.0f", value); }
 
@@ -34,6 +36,8 @@ double estimated_tasks(const Scenario& s) {
   const double bucket_tasks = v * units_per_chunk * (3 + tp_sizes);
   return static_cast<double>(p.world_size()) * (actions * tasks_per_action + bucket_tasks + 2);  // + optimizer, embedding sync
 }
+
+double estimated_program_bytes(const Scenario& s) { return estimated_tasks(s) * limits::program_bytes_per_task; }
 
 void check_limits(const Scenario& s, const std::string& file) {
   auto fail = [&](const std::string& field, const std::string& reason) { throw InputError(file, field, reason); };
@@ -74,12 +78,12 @@ void check_limits(const Scenario& s, const std::string& file) {
       fail(t.field, "too large: " + t.tensor + " would have " + describe(t.elements) +
                         " elements, more than the limit of " + describe(limits::max_tensor_elements));
 
-  const double tasks = estimated_tasks(s);
-  if (tasks > limits::max_tasks)
-    fail("", "too large to simulate: the Program would have about " + describe(tasks) + " tasks (" +
-                 std::to_string(s.parallel.world_size()) + " GPUs x " + std::to_string(s.micro_batches()) +
-                 " micro-batches), more than the limit of " + describe(limits::max_tasks) +
-                 "; simulate fewer GPUs or micro-batches");
+  const double program_bytes = estimated_program_bytes(s);
+  if (program_bytes > limits::max_program_bytes)
+    fail("", "too large to simulate (its Program would take about " + format("%.1f GiB", program_bytes / GiB) +
+                 ": about " + with_commas(estimated_tasks(s)) + " tasks, " + std::to_string(s.parallel.world_size()) +
+                 " GPUs x " + std::to_string(s.micro_batches()) + " micro-batches), more than the limit of " +
+                 format("%.0f GiB", limits::max_program_bytes / GiB) + "; simulate fewer GPUs or micro-batches");
 }
 
 }  // namespace simtrain

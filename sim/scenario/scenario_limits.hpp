@@ -11,6 +11,10 @@ struct Scenario;
 // ranks x pipeline actions x tasks per action, plus the gradient buckets.
 double estimated_tasks(const Scenario& s);
 
+// Upper estimate of the Program's memory: estimated_tasks x
+// limits::program_bytes_per_task.
+double estimated_program_bytes(const Scenario& s);
+
 // Refuses a scenario whose model, cluster or Program exceeds the limits;
 // `s` has passed the divisibility checks (data parallel size filled in).
 void check_limits(const Scenario& s, const std::string& file);
