@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace simtrain {
 
@@ -66,6 +68,8 @@ ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, con
     if (e.rank >= 0) keys[replica_of(e.rank)] = combine(keys[replica_of(e.rank)], replica_of(e.rank) + 1);
   if (options.full_replay) std::iota(keys.begin(), keys.end(), uint64_t{0});
   set_classes(keys);
+  binding_.assign(link_bytes_per_second.size(), 1);
+  if (!options.full_replay) binding_ = links_that_can_bind(link_bytes_per_second, altered_links);
   weigh_routes(options.full_replay ? distinct_colours(link_bytes_per_second.size())
                                    : refine(link_bytes_per_second, altered_links));
   representative_of_rank_.resize(prog_.world_size);
@@ -151,6 +155,38 @@ void ReplicaClasses::for_each_replica_flow(int replica, OnFlow&& on_flow) const 
     }
 }
 
+// A link can bind a flow only if it may carry more than it can. Every flow
+// over a link enters the fabric over the first link of its route and leaves
+// it over the last, which carry at most their capacities: a link at least as
+// wide as all the first links (or all the last links) of the routes across
+// it never limits a flow (a fat tree's leaf and pod uplinks without
+// oversubscription), and leaving it out of the max-min sharing changes no
+// rate. First and last links always count, as do degraded or failing ones.
+std::vector<char> ReplicaClasses::links_that_can_bind(const std::vector<double>& link_bytes_per_second,
+                                                     const std::set<int>& altered_links) const {
+  const size_t links = link_bytes_per_second.size();
+  std::vector<char> binding(links, 0);
+  std::unordered_set<uint64_t> paths;                   // (src, dst) pairs routed
+  std::unordered_set<uint64_t> entries, exits;          // (first or last link, link) pairs counted
+  std::vector<double> entering(links, 0), leaving(links, 0);  // capacity of the first / last links across each
+  auto pair = [](uint64_t a, uint64_t b) { return (a << 32) | b; };
+  for (uint32_t f = 0; f < flows_.all().size(); ++f) {
+    const Flow& flow = flows_.all()[f];
+    const std::span<const int> route = flows_.route(f);
+    if (route.empty() || !paths.insert(pair(static_cast<uint32_t>(flow.src), static_cast<uint32_t>(flow.dst))).second)
+      continue;
+    binding[route.front()] = binding[route.back()] = 1;
+    for (int link : route.subspan(1, route.size() - 1)) {
+      if (entries.insert(pair(route.front(), link)).second) entering[link] += link_bytes_per_second[route.front()];
+      if (exits.insert(pair(route.back(), link)).second) leaving[link] += link_bytes_per_second[route.back()];
+    }
+  }
+  for (size_t l = 0; l < links; ++l)
+    binding[l] = binding[l] || altered_links.count(static_cast<int>(l)) ||
+                 link_bytes_per_second[l] < std::min(entering[l], leaving[l]);
+  return binding;
+}
+
 // Flows that start together, whatever the network: those at one place of
 // the replicas of a class, and, across classes, those at one place of a
 // collective whose group spans replicas (its barrier releases them at once).
@@ -195,10 +231,12 @@ ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flo
   for (;;) {
     c.link = link_base;
     for (uint32_t f = 0; f < flow_colour.size(); ++f)
-      for (int link : flows_.route(f)) c.link[link] += mix(flow_colour[f]);  // a sum: a multiset
+      for (int link : flows_.route(f))
+        if (binding_[link]) c.link[link] += mix(flow_colour[f]);  // a sum: a multiset
     for (uint32_t f = 0; f < flow_colour.size(); ++f) {
       uint64_t links_seen = 0;
-      for (int link : flows_.route(f)) links_seen += mix(c.link[link]);
+      for (int link : flows_.route(f))
+        if (binding_[link]) links_seen += mix(c.link[link]);
       flow_colour[f] = combine(flow_colour[f], links_seen);
     }
     const size_t now = count_distinct(flow_colour);
@@ -278,16 +316,17 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
     for_each_replica_flow(rep, [&](uint32_t f, uint32_t, const Task&, uint32_t) {
       simulated_flow[f] = 1;
       simulated_of_colour[flow_colour[f]] += 1;
-      for (int link : flows_.route(f)) link_of_colour.try_emplace(link_colour[link], link);
+      for (int link : flows_.route(f))
+        if (binding_[link]) link_of_colour.try_emplace(link_colour[link], link);
     });
   std::vector<int> canonical(links, -1);
   for (size_t l = 0; l < links; ++l)
-    if (auto it = link_of_colour.find(link_colour[l]); it != link_of_colour.end()) canonical[l] = it->second;
+    if (auto it = link_of_colour.find(link_colour[l]); binding_[l] && it != link_of_colour.end()) canonical[l] = it->second;
   // n: by canonical link and flow colour, the flows of the full job crossing it.
   std::map<std::pair<int, uint64_t>, int64_t> crossing;
   for (uint32_t f = 0; f < flows; ++f)
     for (int link : flows_.route(f))
-      if (canonical[link] == link) crossing[{link, flow_colour[f]}] += 1;
+      if (canonical[link] == link) crossing[{link, flow_colour[f]}] += 1;  // never a link that cannot bind
   // Per canonical link: the scale making every n / s whole, and the divisor
   // of the whole weights.
   std::vector<int64_t> scale(links, 1), divisor(links, 0);
@@ -307,6 +346,7 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
     const size_t begin = weighted_links_.size();
     if (simulated_flow[f])
       for (int link : flows_.route(f)) {
+        if (!binding_[link]) continue;
         const int c = canonical[link];
         if (std::any_of(weighted_links_.begin() + static_cast<std::ptrdiff_t>(begin), weighted_links_.end(),
                         [&](const WeightedLink& w) { return w.link == c; }))

@@ -67,6 +67,8 @@ private:
   int rank_at(int tp, int dp, int pp) const;
   int position_in_rank(int id) const;
   std::vector<uint64_t> structure_signatures() const;
+  std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
+                                       const std::set<int>& altered_links) const;
   std::vector<uint64_t> starting_together() const;
   Colours refine_colours(std::vector<uint64_t> flow_colour, const std::vector<double>& link_bytes_per_second,
                          const std::set<int>& altered_links) const;
@@ -89,6 +91,7 @@ private:
   std::vector<uint32_t> weighted_begin_;   // by flow, and one past the last
   std::vector<WeightedLink> weighted_links_;
   std::vector<double> capacity_scale_;     // by link
+  std::vector<char> binding_;              // by link: whether it can limit a flow (else left out of routes)
   std::vector<uint64_t> structure_;        // by replica: its task lists' signature, speeds aside
   std::vector<char> spans_replicas_;       // by group
 };
