@@ -52,12 +52,7 @@ ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, con
                                const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
                                const ReplayOptions& options)
     : prog_(program), fabric_(fabric), lanes_(lanes), flows_(lane_flows) {
-  replicas_ = prog_.world_size / (prog_.tensor_size * prog_.pipeline_size);
-  rank_at_.assign(prog_.world_size, -1);
-  for (int r = 0; r < prog_.world_size; ++r) {
-    const RankCoord& c = prog_.coords[r];
-    rank_at_[(c.pp * replicas_ + c.dp) * prog_.tensor_size + c.tp] = r;
-  }
+  find_replicas();
   structure_ = structure_signatures();
   spans_replicas_.assign(prog_.groups.size(), 0);
   for (const Group& g : prog_.groups)
@@ -73,14 +68,37 @@ ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, con
   weigh_routes(options.full_replay ? distinct_colours(link_bytes_per_second.size())
                                    : refine(link_bytes_per_second, altered_links));
   representative_of_rank_.resize(prog_.world_size);
-  for (int r = 0; r < prog_.world_size; ++r) {
-    const RankCoord& c = prog_.coords[r];
-    representative_of_rank_[r] = rank_at(c.tp, representatives_[class_of_replica_[c.dp]], c.pp);
-  }
+  for (int r = 0; r < prog_.world_size; ++r)
+    representative_of_rank_[r] = ranks_of_replica_[representatives_[class_of_replica_[replica_of(r)]]][slot_of_rank_[r]];
 }
 
-int ReplicaClasses::rank_at(int tp, int dp, int pp) const {
-  return rank_at_[(pp * replicas_ + dp) * prog_.tensor_size + tp];
+// Replicas by the Program's coordinates, each rank at its slot (pp, tp);
+// one replica of every rank where they do not describe a tp x pp x dp layout
+// (a Program written by hand).
+void ReplicaClasses::find_replicas() {
+  const int slots = prog_.tensor_size * prog_.pipeline_size;
+  replicas_ = slots > 0 && prog_.world_size % slots == 0 ? prog_.world_size / slots : 0;
+  bool layout = replicas_ > 0 && prog_.coords.size() == static_cast<size_t>(prog_.world_size);
+  ranks_of_replica_.assign(std::max(replicas_, 1), std::vector<int>(slots, -1));
+  slot_of_rank_.assign(prog_.world_size, -1);
+  replica_of_rank_.assign(prog_.world_size, 0);
+  for (int r = 0; r < prog_.world_size && layout; ++r) {
+    const RankCoord& c = prog_.coords[r];
+    layout = c.tp >= 0 && c.tp < prog_.tensor_size && c.pp >= 0 && c.pp < prog_.pipeline_size && c.dp >= 0 &&
+             c.dp < replicas_ && ranks_of_replica_[c.dp][c.pp * prog_.tensor_size + c.tp] < 0;
+    if (!layout) break;
+    ranks_of_replica_[c.dp][c.pp * prog_.tensor_size + c.tp] = r;
+    slot_of_rank_[r] = c.pp * prog_.tensor_size + c.tp;
+    replica_of_rank_[r] = c.dp;
+  }
+  if (layout) return;
+  replicas_ = 1;
+  ranks_of_replica_.assign(1, {});
+  for (int r = 0; r < prog_.world_size; ++r) {
+    ranks_of_replica_[0].push_back(r);
+    slot_of_rank_[r] = r;
+    replica_of_rank_[r] = 0;
+  }
 }
 
 int ReplicaClasses::position_in_rank(int id) const {
@@ -88,10 +106,11 @@ int ReplicaClasses::position_in_rank(int id) const {
 }
 
 int ReplicaClasses::stand_in(int id) const {
-  const Task& task = prog_.tasks[id];
-  const RankCoord& c = prog_.coords[task.rank];
-  const int rep_replica = representatives_[class_of_replica_[c.dp]];
-  const int on_rep = rep_replica == c.dp ? id : prog_.rank_tasks[rank_at(c.tp, rep_replica, c.pp)][position_in_rank(id)];
+  const int rank = prog_.tasks[id].rank;
+  const int rep_replica = representatives_[class_of_replica_[replica_of(rank)]];
+  const int on_rep = rep_replica == replica_of(rank)
+                         ? id
+                         : prog_.rank_tasks[ranks_of_replica_[rep_replica][slot_of_rank_[rank]]][position_in_rank(id)];
   return lanes_.representative_task(on_rep);
 }
 
@@ -102,24 +121,22 @@ int ReplicaClasses::stand_in(int id) const {
 std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   std::vector<uint64_t> signature(replicas_, 0);
   auto place = [&](int id) {  // a task's place in any replica: its rank's slot and its position there
-    const RankCoord& c = prog_.coords[prog_.tasks[id].rank];
-    return (static_cast<uint64_t>(c.pp * prog_.tensor_size + c.tp) << 32) | static_cast<uint32_t>(position_in_rank(id));
+    return (static_cast<uint64_t>(slot_of_rank_[prog_.tasks[id].rank]) << 32) | static_cast<uint32_t>(position_in_rank(id));
   };
   for (int r = 0; r < prog_.world_size; ++r) {
     if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
     uint64_t& h = signature[replica_of(r)];
-    const RankCoord& c = prog_.coords[r];
-    h = combine(combine(h, c.pp * prog_.tensor_size + c.tp), static_cast<int>(prog_.rank_tasks[r].size()));
+    h = combine(combine(h, slot_of_rank_[r]), static_cast<int>(prog_.rank_tasks[r].size()));
     for (int id : prog_.rank_tasks[r]) {
       const Task& t = prog_.tasks[id];
       for (int v : {static_cast<int>(t.kind), static_cast<int>(t.stream), t.work, t.stage, t.microbatch, t.layer_begin,
                     t.layer_end, t.count, static_cast<int>(t.dim)})
         h = combine(h, v);
       h = combine(h, t.bytes);
-      if (t.peer >= 0) h = combine(h, prog_.coords[t.peer].pp * prog_.tensor_size + prog_.coords[t.peer].tp);
+      if (t.peer >= 0) h = combine(h, t.peer < prog_.world_size ? slot_of_rank_[t.peer] : t.peer);
       for (int dep : t.deps) {
         const int dep_replica = replica_of(prog_.tasks[dep].rank);
-        h = combine(combine(h, place(dep)), dep_replica == c.dp ? -1 : dep_replica);  // another replica's task is unlike any
+        h = combine(combine(h, place(dep)), dep_replica == replica_of(r) ? -1 : dep_replica);  // another replica's: unlike any
       }
       if (const LaneComm* comm = flows_.comm(id)) {
         h = combine(combine(h, static_cast<int>(comm->flow_count)), comm->later_steps_latency_seconds);
@@ -138,12 +155,11 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
 template <typename OnFlow>
 void ReplicaClasses::for_each_replica_flow(int replica, OnFlow&& on_flow) const {
   const int rep_replica = representatives_[class_of_replica_[replica]];
-  for (int pp = 0; pp < prog_.pipeline_size; ++pp)
-    for (int tp = 0; tp < prog_.tensor_size; ++tp) {
-      const int rank = rank_at(tp, replica, pp);
+  for (size_t slot = 0; slot < ranks_of_replica_[replica].size(); ++slot) {
+      const int rank = ranks_of_replica_[replica][slot];
       if (!lanes_.is_representative(rank)) continue;
       const std::vector<int>& mine = prog_.rank_tasks[rank];
-      const std::vector<int>& reps = prog_.rank_tasks[rank_at(tp, rep_replica, pp)];
+      const std::vector<int>& reps = prog_.rank_tasks[ranks_of_replica_[rep_replica][slot]];
       for (size_t i = 0; i < mine.size(); ++i) {
         const LaneComm* comm = flows_.comm(mine[i]);
         if (!comm) continue;

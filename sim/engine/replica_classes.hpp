@@ -63,8 +63,8 @@ private:
   struct Colours {
     std::vector<uint64_t> link, flow;
   };
-  int replica_of(int rank) const { return prog_.coords[rank].dp; }
-  int rank_at(int tp, int dp, int pp) const;
+  int replica_of(int rank) const { return replica_of_rank_[rank]; }
+  void find_replicas();
   int position_in_rank(int id) const;
   std::vector<uint64_t> structure_signatures() const;
   std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
@@ -84,7 +84,8 @@ private:
   const Lanes& lanes_;
   const LaneFlows& flows_;
   int replicas_ = 1;
-  std::vector<int> rank_at_;               // by (pp, dp, tp), tp fastest
+  std::vector<std::vector<int>> ranks_of_replica_;  // by replica, by slot (pp, tp; tp fastest)
+  std::vector<int> slot_of_rank_, replica_of_rank_;
   std::vector<int> class_of_replica_, representatives_, class_size_;
   std::vector<char> is_representative_replica_;
   std::vector<int> representative_of_rank_;
