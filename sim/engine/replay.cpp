@@ -151,7 +151,7 @@ private:
 
   void wait_for(int id) {
     id = lanes_.representative_task(id);
-    if (prog_.tasks[id].kind == TaskKind::RECV) id = lanes_.representative_task(prog_.tasks[id].deps.front());
+    if (prog_.tasks[id].kind == TaskKind::RECV) id = lanes_.representative_task(prog_.deps(id).front());
     LaneSync& lane = lane_sync_of_task(id);
     if (done_[id]) return;
     std::unique_lock lock(*lane.mutex);
@@ -246,7 +246,7 @@ private:
   }
 
   void execute(const Task& task) {
-    for (int dep : task.deps) wait_for(dep);
+    for (int dep : prog_.deps(task)) wait_for(dep);
     // Waiting for the group's other ranks is not communication: the
     // collective starts once all of them have arrived.
     if (is_collective(task.kind))
@@ -273,9 +273,9 @@ private:
     for (const Task& t : prog_.tasks) {
       const int rep = lanes_.representative_task(t.id);
       const bool receive = t.kind == TaskKind::RECV;
-      timeline.tasks[t.id] = timing_[receive ? lanes_.representative_task(prog_.tasks[rep].deps.front()) : rep];
+      timeline.tasks[t.id] = timing_[receive ? lanes_.representative_task(prog_.deps(rep).front()) : rep];
       timeline.step_seconds = std::max(timeline.step_seconds, timeline.tasks[t.id].end);
-      if (timeline.tasks[t.id].end < 0 && !stopped_) throw std::logic_error("task never ran: " + t.name);
+      if (timeline.tasks[t.id].end < 0 && !stopped_) throw std::logic_error("task never ran: " + task_name(prog_, t));
     }
     if (stopped_) timeline.step_seconds = stop_seconds_;
     timeline.flows = flows_;

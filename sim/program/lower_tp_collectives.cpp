@@ -36,8 +36,6 @@ void lower_tp_collectives(const LoweringContext& context, RankTasks& rank) {
       c.group = context.groups.tp[rank.rank];
       c.count = count;
       c.bytes = key.second;
-      c.name = to_lower(to_string(c.kind)) + " " + context.groups[c.group].name + " " + format_bytes(c.bytes) +
-               (count > 1 ? " x" + std::to_string(count) : "");
       LoweredTask collective = rank.make(std::move(c), {last}, compute.action);
       last = collective.label;
       edit.insert_after(i, std::move(collective));

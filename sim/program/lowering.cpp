@@ -1,7 +1,5 @@
 #include "sim/program/lowering.hpp"
 
-#include <cctype>
-
 namespace simtrain {
 
 namespace {
@@ -108,11 +106,6 @@ void ListEdit::apply() {
   rank_.tasks = std::move(edited);
 }
 
-std::string to_lower(std::string text) {
-  for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return text;
-}
-
 Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group_id,
                       double bytes, int stage) {
   const Group& group = context.groups[group_id];
@@ -124,11 +117,6 @@ Task group_collective(const LoweringContext& context, int rank, Stream stream, T
   c.dim = group.dim;
   c.group = group_id;
   c.bytes = bytes;
-  const std::string verb =
-      group.servers == 0 ? to_lower(to_string(kind)) : kind == TaskKind::REDUCESCATTER ? "push" : "pull";
-  c.name = verb + " " + group.name + " " + format_bytes(bytes);
-  if (kind == TaskKind::ALLREDUCE && group.allreduce_algorithm)
-    c.name.append(" ").append(to_string(*group.allreduce_algorithm));
   return c;
 }
 
