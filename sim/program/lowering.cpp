@@ -97,7 +97,10 @@ size_t ready_index(const RankTasks& rank, size_t compute) {
 }
 
 void ListEdit::apply() {
+  size_t inserted = 0;
+  for (size_t i = 0; i < rank_.tasks.size(); ++i) inserted += before_[i].size() + after_[i].size();
   std::vector<LoweredTask> edited;
+  edited.reserve(rank_.tasks.size() + inserted);
   for (size_t i = 0; i < rank_.tasks.size(); ++i) {
     for (LoweredTask& task : before_[i]) edited.push_back(std::move(task));
     edited.push_back(std::move(rank_.tasks[i]));
