@@ -21,7 +21,7 @@ constexpr int64_t max_layers = int64_t{1} << 16;          // model.num_hidden_la
 // Elements of the largest tensor (weight, activation or attention scores of
 // one micro-batch, unsharded): bounds every count the workload makes.
 constexpr double max_tensor_elements = 0x1p40;
-constexpr double max_tasks = 1e7;                         // a Program's tasks (about 300 bytes each)
+constexpr double max_tasks = 1e7;                         // a Program's tasks (about 80 bytes each: bench/simulation_speed)
 
 }  // namespace limits
 
