@@ -229,7 +229,8 @@ void CudaBackend::State::enqueue_communication(const Task& task, cudaStream_t st
   if (aborted) throw LiveError("rank " + std::to_string(rank) + ": the communicators were aborted");
   ncclComm_t comm = comms.at(index);
   if (!comm) throw LiveError("rank " + std::to_string(rank) + " is not in communicator " + plan.specs[index].name);
-  const std::string where = "rank " + std::to_string(rank) + ": " + task_name(*program, task) + " on " + plan.specs[index].name;
+  const std::string where =
+      "rank " + std::to_string(rank) + ": " + task_name(*program, task) + " on " + plan.specs[index].name;
   const int n = comm_size[index], me = comm_rank[index];
   std::byte* buffer = queue_buffers.at(records.at(task.id).queue).get();
   const auto found = checks.find(task.id);

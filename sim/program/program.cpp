@@ -95,7 +95,8 @@ nlohmann::json to_json(const Program& program) {
     nlohmann::json tasks = nlohmann::json::array();
     for (int id : program.rank_tasks(rank)) {
       const Task& t = program.tasks[id];
-      nlohmann::json task = {{"id", t.id}, {"name", task_name(program, t)}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
+      nlohmann::json task = {
+          {"id", t.id}, {"name", task_name(program, t)}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
       if (t.stage >= 0) task["stage"] = t.stage;
       if (t.microbatch >= 0) task["microbatch"] = t.microbatch;
       if (t.work >= 0) task["work"] = t.work, task["layers"] = {t.layer_begin, t.layer_end};
