@@ -50,7 +50,7 @@ std::string describe_task(const StepResult& step, int id) {
   const Task& t = p.tasks[id];
   const TaskTiming& timing = step.timeline.tasks[id];
   const RankCoord& c = p.coords[t.rank];
-  std::string text = t.name + "\n" + to_label(box_kind(t)) + " (" + to_string(t.kind) + ") on the " +
+  std::string text = task_name(p, t) + "\n" + to_label(box_kind(t)) + " (" + to_string(t.kind) + ") on the " +
                      to_string(t.stream) + " stream of rank " + std::to_string(t.rank) + " (tp " +
                      std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " + std::to_string(c.dp) + ")";
   text += "\nstart " + format_duration(timing.start) + ", duration " + format_duration(timing.end - timing.start);

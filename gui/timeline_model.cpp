@@ -49,7 +49,7 @@ TimelineModel::TimelineModel(std::shared_ptr<const StepResult> step) : step_(std
     std::vector<Lane>& lanes = rank_lanes_[rank];
     lanes.resize(lanes_.size());
     std::vector<Span> busy;
-    for (int id : p.rank_tasks[rank]) {
+    for (int id : p.rank_tasks(rank)) {
       if (!ran(id)) continue;
       lanes[lane_of(id)].tasks.push_back(id);
       busy.push_back({timing(id).start, timing(id).end});

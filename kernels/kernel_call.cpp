@@ -81,7 +81,7 @@ KernelCall kernel_call(const Op& op, Dtype dtype, const KernelContext& context) 
 std::map<std::string, KernelCall> rank_kernel_calls(const Program& program, int rank, Dtype dtype,
                                                     const KernelContext& context) {
   std::map<std::string, KernelCall> calls;
-  for (int id : program.rank_tasks[rank]) {
+  for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks[id];
     if (!is_compute(t.kind) || t.work < 0) continue;
     for (const Op& op : program.works[t.work].ops) {

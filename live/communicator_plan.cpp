@@ -8,7 +8,7 @@ int CommunicatorPlan::of_task(const Task& task) const {
   if (is_collective(task.kind)) return by_group_and_stream.at({task.group, task.stream});
   if (task.kind == TaskKind::SEND) return by_sender_and_receiver.at({task.rank, task.peer});
   if (task.kind == TaskKind::RECV) return by_sender_and_receiver.at({task.peer, task.rank});
-  throw std::logic_error("task " + task.name + " uses no communicator");
+  throw std::logic_error("task " + std::to_string(task.id) + " (" + to_string(task.kind) + ") uses no communicator");
 }
 
 CommunicatorPlan plan_communicators(const Program& program) {

@@ -80,7 +80,7 @@ CommShape comm_shape(const Task& task, int64_t group_size, bool checked) {
 std::set<int> checked_tasks(const Program& program, int rank) {
   std::set<int> checked;
   std::set<std::pair<int, Stream>> seen;
-  for (int id : program.rank_tasks.at(rank)) {
+  for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks.at(id);
     if (t.kind == TaskKind::ALLREDUCE && seen.insert({t.group, t.stream}).second) checked.insert(id);
   }
@@ -146,6 +146,7 @@ struct CudaBackend::State {
     std::atomic<bool> issued{false};  // read by the threads of other queues, for their dependencies
   };
   std::unordered_map<int, Record> records;     // this rank's tasks, by id; built in prepare()
+  const Program* program = nullptr;             // prepare()'s, for messages
   std::vector<int> order;                       // this rank's tasks, Program::rank_tasks order
   std::vector<std::vector<int>> issued;         // by queue, in issue order; a queue is issued from one thread
   std::vector<size_t> finished;                 // by queue: how many of `issued` have completed
@@ -228,7 +229,8 @@ void CudaBackend::State::enqueue_communication(const Task& task, cudaStream_t st
   if (aborted) throw LiveError("rank " + std::to_string(rank) + ": the communicators were aborted");
   ncclComm_t comm = comms.at(index);
   if (!comm) throw LiveError("rank " + std::to_string(rank) + " is not in communicator " + plan.specs[index].name);
-  const std::string where = "rank " + std::to_string(rank) + ": " + task.name + " on " + plan.specs[index].name;
+  const std::string where =
+      "rank " + std::to_string(rank) + ": " + task_name(*program, task) + " on " + plan.specs[index].name;
   const int n = comm_size[index], me = comm_rank[index];
   std::byte* buffer = queue_buffers.at(records.at(task.id).queue).get();
   const auto found = checks.find(task.id);
@@ -365,7 +367,9 @@ void CudaBackend::prepare(const Program& program, int rank, const CommunicatorPl
   st.rank = rank;
   st.plan = plan;
   st.queues = queues;
-  st.order = program.rank_tasks.at(rank);
+  st.program = &program;
+  const RankTaskIds order = program.rank_tasks(rank);
+  st.order.assign(order.begin(), order.end());
 
   // Communicators: every rank takes part in every broadcast, in plan order;
   // then this rank's communicators are created together, so that no order
@@ -542,16 +546,16 @@ void CudaBackend::issue(const Task& task, int queue, const std::vector<int>& loc
     st.use_device();  // the executor may issue from a thread per queue
     const std::string me = "rank " + std::to_string(st.rank);
     const auto found = st.records.find(task.id);
-    if (found == st.records.end()) throw LiveError(me + ": task " + task.name + " is not one of its tasks");
+    if (found == st.records.end()) throw LiveError(me + ": task " + task_name(*st.program, task) + " is not one of its tasks");
     State::Record& record = found->second;
     if (queue != record.queue)
-      throw LiveError(me + ": task " + task.name + " issued on queue " + std::to_string(queue) + ", prepared on " +
+      throw LiveError(me + ": task " + task_name(*st.program, task) + " issued on queue " + std::to_string(queue) + ", prepared on " +
                       std::to_string(record.queue));
     cudaStream_t stream = st.streams.at(size_t(queue));
     for (int dep : local_deps) {
       const auto d = st.records.find(dep);
       if (d == st.records.end() || !d->second.issued)
-        throw LiveError(me + ": task " + task.name + " depends on task " + std::to_string(dep) +
+        throw LiveError(me + ": task " + task_name(*st.program, task) + " depends on task " + std::to_string(dep) +
                         ", which this rank has not issued");
       check(cudaStreamWaitEvent(stream, d->second.end, 0), "cudaStreamWaitEvent");
     }
@@ -563,7 +567,7 @@ void CudaBackend::issue(const Task& task, int queue, const std::vector<int>& loc
           try {
             launches[i]->launch(stream);
           } catch (const std::exception& e) {
-            throw LiveError(me + ": task " + task.name + ", op " + std::to_string(i) + ": " + e.what());
+            throw LiveError(me + ": task " + task_name(*st.program, task) + ", op " + std::to_string(i) + ": " + e.what());
           }
           check(cudaEventRecord(record.after_op[i], stream), "cudaEventRecord");
         }

@@ -74,7 +74,7 @@ std::string waiting_for(const Program& program, const std::vector<TaskQueue>& qu
     const int id = current[q].load();
     if (id < 0) continue;
     const Task& t = program.tasks[id];
-    text += (text.empty() ? "" : "; ") + to_string(queues[q].stream) + " queue at '" + t.name + "'";
+    text += (text.empty() ? "" : "; ") + to_string(queues[q].stream) + " queue at '" + task_name(program, t) + "'";
     if (t.kind == TaskKind::RECV) text += " from rank " + std::to_string(t.peer);
     if (t.kind == TaskKind::SEND) text += " to rank " + std::to_string(t.peer);
     if (is_collective(t.kind)) {
@@ -116,7 +116,7 @@ RankRecord execute_rank(const Program& program, int rank, Backend& backend, cons
         for (int id : queues[q].tasks) {
           const Task& task = program.tasks[id];
           std::vector<int> local_deps;
-          for (int dep : task.deps)
+          for (int dep : program.deps(task))
             if (program.tasks[dep].rank == rank) local_deps.push_back(dep), issued.wait_for(dep);
           current[q] = id;
           if (options.fault && options.fault->rank == rank && options.fault->task == id) inject(*options.fault);

@@ -50,9 +50,10 @@ HostBackend::~HostBackend() {
 }
 
 double HostBackend::bytes_needed(const Program& program, int rank) const {
-  for (int id : program.rank_tasks[rank]) {
+  for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks[id];
-    if (!is_compute(t.kind) && floats_of(t) > INT_MAX) throw LiveError(t.name + ": more elements than one MPI call can move");
+    if (!is_compute(t.kind) && floats_of(t) > INT_MAX)
+      throw LiveError(task_name(program, t) + ": more elements than one MPI call can move");
   }
   double bytes = 0;
   for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_)) bytes += CpuKernel::bytes_needed(call);
@@ -74,7 +75,7 @@ WorkEstimate HostBackend::estimate_works(const Program& program, int rank) const
                         "each CPU reference kernel timed on a cut-down copy of its call, every rank at once, and "
                         "scaled by its loop count; communication not counted"};
   std::vector<bool> done(program.works.size(), false);
-  for (int id : program.rank_tasks[rank]) {
+  for (int id : program.rank_tasks(rank)) {
     const int work = program.tasks[id].work;
     if (work < 0 || done[work]) continue;
     done[work] = true;
@@ -142,6 +143,7 @@ void HostBackend::compute(const Task& task, std::vector<double>& op_seconds) {
 }
 
 void HostBackend::collective(const Task& task, std::vector<float>& buffer) {
+  const std::string name = task_name(*program_, task);
   MPI_Comm comm = communicators_[plan_->of_task(task)];
   int members = 0, index = 0;
   MPI_Comm_size(comm, &members);
@@ -155,23 +157,23 @@ void HostBackend::collective(const Task& task, std::vector<float>& buffer) {
     if (task.kind == TaskKind::ALLREDUCE) {
       std::fill_n(buffer.begin(), elements, mine);
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, comm),
-            task.name);
+            name);
       correct = std::all_of(buffer.begin(), buffer.begin() + elements, [&](float x) { return x == sum; });
     } else if (task.kind == TaskKind::REDUCESCATTER) {
       std::vector<float> input(static_cast<size_t>(shard) * members, mine);
-      check_mpi(MPI_Reduce_scatter_block(input.data(), buffer.data(), shard, MPI_FLOAT, MPI_SUM, comm), task.name);
+      check_mpi(MPI_Reduce_scatter_block(input.data(), buffer.data(), shard, MPI_FLOAT, MPI_SUM, comm), name);
       correct = std::all_of(buffer.begin(), buffer.begin() + shard, [&](float x) { return x == sum; });
     } else {  // ALLGATHER
       std::vector<float> input(shard, mine);
       std::vector<float>& output = buffer;
       output.resize(std::max<size_t>(output.size(), static_cast<size_t>(shard) * members));
-      check_mpi(MPI_Allgather(input.data(), shard, MPI_FLOAT, output.data(), shard, MPI_FLOAT, comm), task.name);
+      check_mpi(MPI_Allgather(input.data(), shard, MPI_FLOAT, output.data(), shard, MPI_FLOAT, comm), name);
       for (int m = 0; m < members && correct; ++m)
         correct = std::all_of(output.begin() + int64_t(m) * shard, output.begin() + int64_t(m + 1) * shard,
                               [&](float x) { return x == m + 1; });
     }
     if (!correct)
-      throw LiveError("rank " + std::to_string(task.rank) + ": " + task.name + " gave a wrong result (repeat " +
+      throw LiveError("rank " + std::to_string(task.rank) + ": " + name + " gave a wrong result (repeat " +
                       std::to_string(repeat + 1) + " of " + std::to_string(task.count) + ")");
     checked_ += 1;
   }
@@ -179,31 +181,33 @@ void HostBackend::collective(const Task& task, std::vector<float>& buffer) {
 
 // A transfer's first four bytes carry its SEND's task id, which the RECV checks.
 void HostBackend::send(const Task& task, std::vector<float>& buffer) {
+  const std::string name = task_name(*program_, task);
   const int bytes = static_cast<int>(std::max<int64_t>(floats_of(task), 1) * 4);
   std::memcpy(buffer.data(), &task.id, sizeof task.id);
   check_mpi(MPI_Send(buffer.data(), bytes, MPI_BYTE, 1, task.id % tag_limit_, communicators_[plan_->of_task(task)]),
-        task.name);
+        name);
 }
 
 // A receive starts when its message does: the wait for the sender is idle
 // time, as in the simulation, where a RECV spans its SEND's transfer.
 void HostBackend::receive(const Task& task, std::vector<float>& buffer, TaskTiming& timing) {
-  const int send_id = task.deps.front();
+  const std::string name = task_name(*program_, task);
+  const int send_id = program_->deps(task).front();
   const int bytes = static_cast<int>(std::max<int64_t>(floats_of(task), 1) * 4);
   MPI_Comm comm = communicators_[plan_->of_task(task)];
-  check_mpi(MPI_Probe(0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
+  check_mpi(MPI_Probe(0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), name);
   timing.start = now();
-  check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), task.name);
+  check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, 0, send_id % tag_limit_, comm, MPI_STATUS_IGNORE), name);
   int carried = -1;
   std::memcpy(&carried, buffer.data(), sizeof carried);
   if (carried != send_id)
-    throw LiveError("rank " + std::to_string(task.rank) + ": " + task.name + " received the data of task " +
+    throw LiveError("rank " + std::to_string(task.rank) + ": " + name + " received the data of task " +
                     std::to_string(carried) + ", not of its SEND (task " + std::to_string(send_id) + ")");
 }
 
 RankRecord HostBackend::collect() {
   RankRecord record;
-  for (int id : program_->rank_tasks[world_.rank()]) {
+  for (int id : program_->rank_tasks(world_.rank())) {
     record.task_ids.push_back(id);
     record.timings.push_back(timings_[id]);
     record.op_seconds.push_back(op_seconds_[id]);

@@ -20,10 +20,10 @@ using TaskKey = std::tuple<int, TaskKind, std::string>;  // rank, kind, name
 // Each (rank, kind, name)'s task ids in start order (ties: issue order).
 std::map<TaskKey, std::vector<int>> tasks_by_key(const RecordedStep& step) {
   std::map<TaskKey, std::vector<int>> keys;
-  for (int rank = 0; rank < static_cast<int>(step.program.rank_tasks.size()); ++rank)
-    for (int id : step.program.rank_tasks[rank]) {
+  for (int rank = 0; rank < step.program.rank_lists(); ++rank)
+    for (int id : step.program.rank_tasks(rank)) {
       const Task& t = step.program.tasks[id];
-      keys[{t.rank, t.kind, t.name}].push_back(id);
+      keys[{t.rank, t.kind, task_name(step.program, t)}].push_back(id);
     }
   for (auto& [key, ids] : keys)
     std::stable_sort(ids.begin(), ids.end(),

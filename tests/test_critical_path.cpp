@@ -18,15 +18,16 @@ TEST(TaskPredecessors, AreTheDependenciesThenTheTaskBeforeOnTheStream) {
   const std::vector<std::vector<int>> before = task_predecessors(program);
   for (int rank = 0; rank < program.world_size; ++rank) {
     std::vector<int> previous(4, -1);  // per Stream
-    for (int id : program.rank_tasks[rank]) {
+    for (int id : program.rank_tasks(rank)) {
       const Task& t = program.tasks[id];
-      std::vector<int> expected = t.deps;
+      const std::span<const int> deps = program.deps(t);
+      std::vector<int> expected(deps.begin(), deps.end());
       if (t.kind != TaskKind::RECV) {
         int& last = previous[static_cast<int>(t.stream)];
         if (last >= 0) expected.push_back(last);
         last = id;
       }
-      EXPECT_EQ(before[id], expected) << t.name;
+      EXPECT_EQ(before[id], expected) << task_name(program, t);
     }
   }
 }
@@ -43,7 +44,7 @@ TEST(CriticalPathOfARun, RunsBackFromTheLastTaskThroughThePredecessorThatEndedLa
   for (size_t i = 0; i < path.tasks.size(); ++i) {
     const std::vector<int>& candidates = before[path.tasks[i]];
     if (i == 0) {
-      EXPECT_TRUE(candidates.empty()) << sim.program.tasks[path.tasks[0]].name;
+      EXPECT_TRUE(candidates.empty()) << task_name(sim.program, sim.program.tasks[path.tasks[0]]);
       continue;
     }
     const auto latest = std::max_element(candidates.begin(), candidates.end(),

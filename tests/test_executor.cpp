@@ -37,7 +37,7 @@ public:
     std::lock_guard lock(mutex_);
     for (int dep : local_deps)
       if (std::find(issued_.begin(), issued_.end(), dep) == issued_.end())
-        errors_.push_back(task.name + " issued before its dependency " + std::to_string(dep));
+        errors_.push_back("task " + std::to_string(task.id) + " issued before its dependency " + std::to_string(dep));
     issued_.push_back(task.id);
     completed_ += 1;
   }
@@ -91,7 +91,8 @@ TEST(Executor, IssuesEveryTaskOnceInQueueOrderAfterItsDependencies) {
     execute_rank(program, rank, backend, queues, failing_options());
     EXPECT_THAT(backend.errors(), ::testing::IsEmpty());
     const std::vector<int> issued = backend.issued();
-    std::vector<int> sorted = issued, expected = program.rank_tasks[rank];
+    const RankTaskIds listed = program.rank_tasks(rank);
+    std::vector<int> sorted = issued, expected(listed.begin(), listed.end());
     std::sort(sorted.begin(), sorted.end());
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(sorted, expected) << "rank " << rank << ": every task once";
@@ -109,7 +110,7 @@ TEST(Executor, WatchdogSaysWhatEachQueueWaitsFor) {
   const int rank = 2;
   const std::vector<TaskQueue> queues = task_queues(program, rank);
   int blocked = -1;  // the rank's first receive
-  for (int id : program.rank_tasks[rank])
+  for (int id : program.rank_tasks(rank))
     if (program.tasks[id].kind == TaskKind::RECV && blocked < 0) blocked = id;
   ASSERT_GE(blocked, 0);
   RecordingBackend backend(blocked);
@@ -124,8 +125,8 @@ TEST(Executor, WatchdogSaysWhatEachQueueWaitsFor) {
   execute_rank(program, rank, backend, queues, options);
   EXPECT_GE(stalls.load(), 1);
   const Task& recv = program.tasks[blocked];
-  EXPECT_THAT(message, HasSubstr("p2p queue at '" + recv.name + "' from rank " + std::to_string(recv.peer)));
-  EXPECT_EQ(backend.issued().size(), program.rank_tasks[rank].size());
+  EXPECT_THAT(message, HasSubstr("p2p queue at '" + task_name(program, recv) + "' from rank " + std::to_string(recv.peer)));
+  EXPECT_EQ(backend.issued().size(), program.rank_tasks(rank).size());
 }
 
 TEST(Executor, FaultSpecificationIsParsed) {

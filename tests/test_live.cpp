@@ -58,27 +58,27 @@ void expect_program_executed(const Program& program, const RecordedStep& step, c
   ASSERT_EQ(step.program.tasks.size(), program.tasks.size());
   long long collectives = 0;
   for (const Task& t : program.tasks) {
-    EXPECT_EQ(step.program.tasks[t.id].name, t.name);
+    EXPECT_EQ(task_name(step.program, step.program.tasks[t.id]), task_name(program, t));
     EXPECT_EQ(step.program.tasks[t.id].rank, t.rank);
     const TaskTiming& timing = step.timeline.tasks[t.id];
-    EXPECT_LE(timing.start, timing.end) << t.name;
-    for (int dep : t.deps) {
+    EXPECT_LE(timing.start, timing.end) << task_name(program, t);
+    for (int dep : program.deps(t)) {
       if (program.tasks[dep].rank == t.rank)
-        EXPECT_LE(step.timeline.tasks[dep].end, timing.start) << t.name << " before its dependency";
+        EXPECT_LE(step.timeline.tasks[dep].end, timing.start) << task_name(program, t) << " before its dependency";
       else  // a RECV and its SEND: clocks of two processes, synchronised by a barrier
-        EXPECT_LE(step.timeline.tasks[dep].start, timing.end + 1e-3) << t.name << " ended before its send began";
+        EXPECT_LE(step.timeline.tasks[dep].start, timing.end + 1e-3) << task_name(program, t) << " ended before its send began";
     }
     if (is_collective(t.kind)) collectives += t.count;
     if (is_compute(t.kind)) {
       ASSERT_TRUE(step.timeline.live);
-      EXPECT_EQ(step.timeline.live->op_seconds[t.id].size(), program.works[t.work].ops.size()) << t.name;
+      EXPECT_EQ(step.timeline.live->op_seconds[t.id].size(), program.works[t.work].ops.size()) << task_name(program, t);
     }
   }
   for (int rank = 0; rank < program.world_size; ++rank)
     for (const TaskQueue& queue : task_queues(program, rank))
       for (size_t i = 1; i < queue.tasks.size(); ++i)
         EXPECT_LE(step.timeline.tasks[queue.tasks[i - 1]].end, step.timeline.tasks[queue.tasks[i]].start)
-            << program.tasks[queue.tasks[i]].name << " ran before the task queued ahead of it";
+            << task_name(program, program.tasks[queue.tasks[i]]) << " ran before the task queued ahead of it";
   EXPECT_THAT(report, HasSubstr("collectives checked"));
   EXPECT_THAT(report, HasSubstr(with_commas(double(collectives)) + ", all correct"));
   ASSERT_TRUE(step.timeline.live);
@@ -154,7 +154,7 @@ TEST_F(LiveRun, BadInputIsSaidOnce) {
 
 TEST_F(LiveRun, FailedTaskIsReportedOnceByOneRank) {
   const Program program = program_of(kCpuSized);
-  const std::string task = std::to_string(program.rank_tasks[1][program.rank_tasks[1].size() / 2]);
+  const std::string task = std::to_string(program.rank_tasks(1)[program.rank_tasks(1).size() / 2]);
   const fixtures::CliResult r = live(4, joined(kCpuSized, {"--inject-fault", "fail:1:" + task}), 120);
   EXPECT_EQ(r.code, 1) << r.err;
   const std::string line = "simtrain live: rank 1: task " + task + " failed (--inject-fault fail:1:" + task + ")\n";
@@ -182,7 +182,7 @@ TEST_F(LiveRun, OutOfMemoryIsRefusedBeforeLaunching) {
 
 TEST_F(LiveRun, KilledRankEndsTheJobWithItsName) {
   const Program program = program_of(kCpuSized);
-  const int task = program.rank_tasks[1][program.rank_tasks[1].size() / 2];
+  const int task = program.rank_tasks(1)[program.rank_tasks(1).size() / 2];
   const fixtures::CliResult r = live(4, joined(kCpuSized, {"--timeout", "5", "--inject-fault", "kill:1:" + std::to_string(task)}), 120);
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.code, 124) << "the job hung";
@@ -191,7 +191,7 @@ TEST_F(LiveRun, KilledRankEndsTheJobWithItsName) {
 
 TEST_F(LiveRun, HungRankIsNamedAfterTheTimeout) {
   const Program program = program_of(kCpuSized);
-  const int task = program.rank_tasks[1][program.rank_tasks[1].size() / 2];
+  const int task = program.rank_tasks(1)[program.rank_tasks(1).size() / 2];
   const fixtures::CliResult r = live(4, joined(kCpuSized, {"--timeout", "2", "--inject-fault", "hang:1:" + std::to_string(task)}), 120);
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("no task completed for 2 s; rank 1 did not answer (dead or hung)"));
@@ -251,7 +251,7 @@ TEST(CommunicatorPlan, OnePerGroupAndStreamAndOnePerDirection) {
   for (const Task& t : program.tasks)
     if (!is_compute(t.kind)) {
       const CommunicatorSpec& spec = plan.specs[plan.of_task(t)];
-      EXPECT_NE(std::find(spec.ranks.begin(), spec.ranks.end(), t.rank), spec.ranks.end()) << t.name;
+      EXPECT_NE(std::find(spec.ranks.begin(), spec.ranks.end(), t.rank), spec.ranks.end()) << task_name(program, t);
     }
 }
 

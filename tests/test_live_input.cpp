@@ -30,14 +30,11 @@ Program two_stage_program() {
   p.works.resize(3);
   auto add = [&](int rank, TaskKind kind, int work, std::vector<int> deps) {
     Task t;
-    t.id = static_cast<int>(p.tasks.size());
     t.rank = rank;
     t.kind = kind;
     t.stream = kind == TaskKind::SEND || kind == TaskKind::RECV ? Stream::p2p : Stream::compute;
     t.work = work;
-    t.deps = std::move(deps);
-    p.tasks.push_back(t);
-    return t.id;
+    return p.add_task(t, deps);
   };
   const int f0 = add(0, TaskKind::F, 0, {});
   const int send = add(0, TaskKind::SEND, -1, {f0});
@@ -45,7 +42,7 @@ Program two_stage_program() {
   add(1, TaskKind::F, 1, {recv});
   add(0, TaskKind::OPT, 2, {});
   add(1, TaskKind::OPT, 2, {});
-  p.rank_tasks = {{0, 1, 4}, {2, 3, 5}};
+  p.set_rank_tasks({{0, 1, 4}, {2, 3, 5}});
   return p;
 }
 

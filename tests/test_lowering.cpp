@@ -158,7 +158,7 @@ TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
       EXPECT_EQ(c.task.microbatch, compute.task.microbatch);
       previous = c.label;
     }
-    EXPECT_EQ(issued, expected) << compute.task.name;
+    EXPECT_EQ(issued, expected) << "label " << compute.label;
     EXPECT_EQ(ready_index(lowered, i), next - 1);
   }
   EXPECT_EQ(computes, 8);  // 4 forwards, 4 backwards
@@ -176,7 +176,7 @@ TEST(Lowering, TransferPassPairsEverySendWithOneReceiveOfTheSameBytes) {
     for (const RankTasks& rank : ranks)
       for (const LoweredTask& t : rank.tasks)
         if (t.task.kind == TaskKind::SEND) {
-          EXPECT_TRUE(sends.emplace(t.transfer, &t).second) << t.task.name;
+          EXPECT_TRUE(sends.emplace(t.transfer, &t).second) << "label " << t.label;
           bytes_sent += t.task.bytes;
         }
     size_t receives = 0;
@@ -186,7 +186,7 @@ TEST(Lowering, TransferPassPairsEverySendWithOneReceiveOfTheSameBytes) {
         if (recv.task.kind != TaskKind::RECV) continue;
         ++receives;
         bytes_received += recv.task.bytes;
-        ASSERT_EQ(sends.count(recv.transfer), 1u) << recv.task.name;
+        ASSERT_EQ(sends.count(recv.transfer), 1u) << "label " << recv.label;
         const LoweredTask& send = *sends[recv.transfer];
         EXPECT_EQ(send.task.peer, rank.rank);
         EXPECT_EQ(recv.task.peer, send.task.rank);
@@ -283,10 +283,10 @@ TEST(Lowering, ZeroThreeGathersBeforeEachPassAndReducesAfterEachBackward) {
   const RankTasks lowered = l.through_dp_sync(0);
   std::vector<TaskKind> kinds;
   for (const LoweredTask& t : lowered.tasks) kinds.push_back(t.task.kind);
+  const std::vector<TaskKind> per_microbatch = {TaskKind::ALLGATHER, TaskKind::F, TaskKind::ALLGATHER, TaskKind::B,
+                                                TaskKind::REDUCESCATTER};
   std::vector<TaskKind> expected;
-  for (int mb = 0; mb < 4; ++mb)
-    expected.insert(expected.end(), {TaskKind::ALLGATHER, TaskKind::F, TaskKind::ALLGATHER, TaskKind::B,
-                                     TaskKind::REDUCESCATTER});
+  for (int mb = 0; mb < 4; ++mb) expected.insert(expected.end(), per_microbatch.begin(), per_microbatch.end());
   EXPECT_EQ(kinds, expected);
   // Each gather is prefetched while the pass before runs: it waits for the one two passes back.
   std::vector<size_t> passes;
@@ -307,14 +307,17 @@ TEST(Lowering, TheProgramNumbersEachRanksListInOrder) {
   const Program program = build_program(s, l.workload);
   for (int rank = 0; rank < program.world_size; ++rank) {
     const RankTasks lowered = lower_rank(l.context, rank, l.schedule[program.coords[rank].pp]);
-    ASSERT_EQ(program.rank_tasks[rank].size(), lowered.tasks.size());
+    ASSERT_EQ(program.rank_tasks(rank).size(), lowered.tasks.size());
     for (size_t i = 0; i < lowered.tasks.size(); ++i) {
-      const Task& task = program.tasks[program.rank_tasks[rank][i]];
-      EXPECT_EQ(task.name, lowered.tasks[i].task.name);
+      const Task& task = program.tasks[program.rank_tasks(rank)[i]];
+      Task unnumbered = lowered.tasks[i].task;
+      unnumbered.id = task.id, unnumbered.work = task.work;  // set when numbered
+      EXPECT_EQ(task_name(program, task), task_name(program, unnumbered));
       if (task.kind == TaskKind::RECV) continue;  // its one dependency is on another rank
-      ASSERT_EQ(task.deps.size(), lowered.tasks[i].deps.size());
-      for (size_t d = 0; d < task.deps.size(); ++d)
-        EXPECT_EQ(task.deps[d], program.rank_tasks[rank][index_of(lowered, lowered.tasks[i].deps[d])]);
+      const std::span<const int> deps = program.deps(task);
+      ASSERT_EQ(deps.size(), lowered.tasks[i].deps.size());
+      for (size_t d = 0; d < deps.size(); ++d)
+        EXPECT_EQ(deps[d], program.rank_tasks(rank)[index_of(lowered, lowered.tasks[i].deps[d])]);
     }
   }
 }

@@ -111,7 +111,7 @@ std::vector<std::vector<PipelineAction>> pipeline_actions(const Program& program
     const RankCoord& coord = program.coords[rank];
     if (coord.tp != 0 || coord.dp != 0) continue;
     std::vector<PipelineAction>& actions = ranks[coord.pp];
-    for (int id : program.rank_tasks[rank]) {
+    for (int id : program.rank_tasks(rank)) {
       const Task& t = program.tasks[id];
       if (t.kind != TaskKind::F && t.kind != TaskKind::B && t.kind != TaskKind::W) continue;
       const PipelineAction action{t.kind, t.stage / program.pipeline_size, t.microbatch};

@@ -58,12 +58,12 @@ TEST(Program, TasksAreIndexedAndEveryRankListsItsOwn) {
     ASSERT_EQ(p.world_size, c.tp * c.pp * c.dp);
     size_t listed = 0;
     for (int rank = 0; rank < p.world_size; ++rank) {
-      for (int id : p.rank_tasks[rank]) {
+      for (int id : p.rank_tasks(rank)) {
         ASSERT_EQ(p.tasks[id].id, id);
         ASSERT_EQ(p.tasks[id].rank, rank);
-        for (int dep : p.tasks[id].deps) ASSERT_TRUE(dep >= 0 && dep < static_cast<int>(p.tasks.size()) && dep != id);
+        for (int dep : p.deps(id)) ASSERT_TRUE(dep >= 0 && dep < static_cast<int>(p.tasks.size()) && dep != id);
       }
-      listed += p.rank_tasks[rank].size();
+      listed += p.rank_tasks(rank).size();
     }
     EXPECT_EQ(listed, p.tasks.size());
   }
@@ -75,8 +75,8 @@ void expect_every_send_pairs_with_one_receive_of_the_same_size(const Program& p)
   for (const Task& t : p.tasks) {
     if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
     if (t.kind != TaskKind::RECV) continue;
-    ASSERT_EQ(t.deps.size(), 1u) << t.name;
-    const Task& send = p.tasks[t.deps[0]];
+    ASSERT_EQ(p.deps(t).size(), 1u) << task_name(p, t);
+    const Task& send = p.tasks[p.deps(t)[0]];
     ASSERT_EQ(send.kind, TaskKind::SEND);
     EXPECT_EQ(send.peer, t.rank);
     EXPECT_EQ(t.peer, send.rank);
@@ -86,7 +86,7 @@ void expect_every_send_pairs_with_one_receive_of_the_same_size(const Program& p)
     received[{send.rank, t.rank}] += t.bytes;
   }
   for (const Task& t : p.tasks)
-    if (t.kind == TaskKind::SEND) EXPECT_EQ(receives_of_send[t.id], 1) << t.name;
+    if (t.kind == TaskKind::SEND) EXPECT_EQ(receives_of_send[t.id], 1) << task_name(p, t);
   EXPECT_EQ(sent, received);
 }
 
@@ -131,10 +131,10 @@ TEST(Program, BytesPerTaskWithinTheLimitsConstant) {
                                 load_scenario("gpt3-175b-1024xh100", {"cluster.num_gpus=64"})};  // DP 1
   for (const Scenario& s : scenarios) {
     const Program program = build_program(s, build_workload(s));
-    double dependencies = 0;
-    for (const Task& task : program.tasks) dependencies += static_cast<double>(task.deps.size());
     const double tasks = static_cast<double>(program.tasks.size());
-    const double bytes_per_task = sizeof(Task) + dependencies / tasks * sizeof(int) + sizeof(TaskTiming);
+    const double dependency_bytes = static_cast<double>(program.dep_ids.capacity() * sizeof(int32_t) +
+                                                        program.dep_begin.capacity() * sizeof(int32_t));
+    const double bytes_per_task = sizeof(Task) + dependency_bytes / tasks + sizeof(TaskTiming);
     SCOPED_TRACE(s.name + ": " + std::to_string(bytes_per_task) + " bytes per task");
     EXPECT_LE(bytes_per_task, limits::program_bytes_per_task);
   }
@@ -149,7 +149,7 @@ TEST(Program, MembersOfAGroupIssueTheSameCollectivesInTheSameOrder) {
       std::vector<std::tuple<TaskKind, double, int>> first;
       for (size_t i = 0; i < g.ranks.size(); ++i) {
         std::vector<std::tuple<TaskKind, double, int>> sequence;
-        for (int id : p.rank_tasks[g.ranks[i]])
+        for (int id : p.rank_tasks(g.ranks[i]))
           if (p.tasks[id].group == g.id) sequence.emplace_back(p.tasks[id].kind, p.tasks[id].bytes, p.tasks[id].count);
         if (i == 0) first = sequence;
         EXPECT_EQ(sequence, first) << g.name;
@@ -195,9 +195,9 @@ TEST(Program, ShortNamesReadLikeTheSchedule) {
   const Scenario s = fixtures::scenario_from(fixtures::scenario_json(2, 2, 1, 4, "1f1b"));
   const Program p = build_program(s, build_workload(s));
   std::vector<std::string> names;
-  for (int id : p.rank_tasks[0]) names.push_back(p.tasks[id].name);
+  for (int id : p.rank_tasks(0)) names.push_back(task_name(p, p.tasks[id]));
   EXPECT_EQ(names[0], "s0 F mb0");
   EXPECT_EQ(names[1], "allreduce tp0 512KiB x5");
   EXPECT_EQ(names[2], "send act s0->s1 mb0 256KiB");
-  EXPECT_EQ(p.tasks[p.rank_tasks[2][0]].name, "recv act s0->s1 mb0");
+  EXPECT_EQ(task_name(p, p.tasks[p.rank_tasks(2)[0]]), "recv act s0->s1 mb0");
 }

@@ -47,21 +47,19 @@ Program lone_collective(int n, TaskKind kind, double bytes, CommDim dim) {
   p.world_size = n;
   p.tensor_size = dim == CommDim::tp ? n : 1;
   p.coords.resize(n);
-  p.rank_tasks.resize(n);
   Group g{0, dim, dim == CommDim::tp ? "tp0" : "dp0", {}};
   for (int r = 0; r < n; ++r) g.ranks.push_back(r);
   p.groups.push_back(g);
   for (int r = 0; r < n; ++r) {
     Task t;
-    t.id = r;
     t.rank = r;
     t.stream = dim == CommDim::tp ? Stream::compute : Stream::dp;
     t.kind = kind;
     t.dim = dim;
     t.group = 0;
     t.bytes = bytes;
-    p.tasks.push_back(t);
-    p.rank_tasks[r].push_back(r);
+    p.add_task(t);
+    p.end_rank();
   }
   return p;
 }
@@ -75,7 +73,7 @@ double ring_seconds(TaskKind kind, int n, double bytes, double bandwidth, double
 // The tasks of `rank` on `stream`, in issue order.
 std::vector<int> stream_tasks(const Program& p, int rank, Stream stream) {
   std::vector<int> ids;
-  for (int id : p.rank_tasks[rank])
+  for (int id : p.rank_tasks(rank))
     if (p.tasks[id].stream == stream) ids.push_back(id);
   return ids;
 }
@@ -83,7 +81,7 @@ std::vector<int> stream_tasks(const Program& p, int rank, Stream stream) {
 // When task `id` could start on its own rank: its dependencies and the task before it on its stream have ended.
 double own_ready_seconds(const Program& p, const Timeline& timeline, int id) {
   double ready = 0;
-  for (int dep : p.tasks[id].deps) ready = std::max(ready, timeline.tasks[dep].end);
+  for (int dep : p.deps(id)) ready = std::max(ready, timeline.tasks[dep].end);
   const std::vector<int> stream = stream_tasks(p, p.tasks[id].rank, p.tasks[id].stream);
   const auto it = std::find(stream.begin(), stream.end(), id);
   if (it != stream.begin()) ready = std::max(ready, timeline.tasks[*std::prev(it)].end);
@@ -205,27 +203,24 @@ TEST(Replay, TwoTransfersThroughOneNicShareItsBandwidth) {
     Program p;
     p.world_size = 4;
     p.coords.resize(4);
-    p.rank_tasks.resize(4);
+    std::vector<std::vector<int>> rank_tasks(4);
     for (int sender : {0, 1}) {
       Task send;
-      send.id = static_cast<int>(p.tasks.size());
       send.rank = sender;
       send.stream = Stream::p2p;
       send.kind = TaskKind::SEND;
       send.dim = CommDim::pp;
       send.peer = sender + 2;
       send.bytes = 1e9;
-      p.tasks.push_back(send);
-      p.rank_tasks[sender].push_back(send.id);
+      send.id = p.add_task(send);
+      rank_tasks[sender].push_back(send.id);
       Task recv = send;
-      recv.id = send.id + 1;
       recv.rank = sender + 2;
       recv.kind = TaskKind::RECV;
       recv.peer = sender;
-      recv.deps = {send.id};
-      p.tasks.push_back(recv);
-      p.rank_tasks[sender + 2].push_back(recv.id);
+      rank_tasks[sender + 2].push_back(p.add_task(recv, std::vector<int>{send.id}));
     }
+    p.set_rank_tasks(rank_tasks);
     const Timeline timeline = replay(p, Fabric(t, 4), {}, {});
     const double expected = (nics == 1 ? 2 : 1) * 1e9 / 50e9 + 2e-6;
     EXPECT_NEAR(timeline.step_seconds / expected, 1.0, 1e-6) << nics << " NICs";
@@ -245,20 +240,20 @@ TEST(Replay, EveryTaskRunsOnceAfterItsDependencies) {
           SCOPED_TRACE(schedule + " tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " dp" + std::to_string(dp));
           for (const Task& t : sim.program.tasks) {
             const TaskTiming& timing = sim.timeline.tasks[t.id];
-            ASSERT_GE(timing.start, 0) << t.name;
-            ASSERT_GE(timing.end, timing.start) << t.name;
+            ASSERT_GE(timing.start, 0) << task_name(sim.program, t);
+            ASSERT_GE(timing.end, timing.start) << task_name(sim.program, t);
             if (t.kind == TaskKind::RECV) {  // spans its send's transfer
-              ASSERT_EQ(timing.end, sim.timeline.tasks[t.deps[0]].end) << t.name;
+              ASSERT_EQ(timing.end, sim.timeline.tasks[sim.program.deps(t)[0]].end) << task_name(sim.program, t);
               continue;
             }
-            for (int dep : t.deps) ASSERT_GE(timing.start + 1e-15, sim.timeline.tasks[dep].end) << t.name;
+            for (int dep : sim.program.deps(t)) ASSERT_GE(timing.start + 1e-15, sim.timeline.tasks[dep].end) << task_name(sim.program, t);
           }
           // A stream runs one task at a time, in order.
           for (int rank = 0; rank < sim.program.world_size; ++rank)
             for (Stream stream : {Stream::compute, Stream::dp, Stream::dp_gather}) {
               double free_at = 0;
               for (int id : stream_tasks(sim.program, rank, stream)) {
-                ASSERT_GE(sim.timeline.tasks[id].start + 1e-15, free_at) << sim.program.tasks[id].name;
+                ASSERT_GE(sim.timeline.tasks[id].start + 1e-15, free_at) << task_name(sim.program, sim.program.tasks[id]);
                 free_at = sim.timeline.tasks[id].end;
               }
             }
@@ -280,15 +275,15 @@ TEST(Replay, ACollectiveStartsOnceItsWholeGroupHasArrived) {
     std::vector<std::vector<int>> by_member;
     for (int rank : g.ranks) {
       by_member.emplace_back();
-      for (int id : p.rank_tasks[rank])
+      for (int id : p.rank_tasks(rank))
         if (p.tasks[id].group == g.id) by_member.back().push_back(id);
     }
     for (size_t k = 0; k < by_member.front().size(); ++k) {
       const double start = sim.timeline.tasks[by_member.front()[k]].start;
       for (const std::vector<int>& tasks : by_member) {
         const int id = tasks.at(k);
-        EXPECT_EQ(sim.timeline.tasks[id].start, start) << p.tasks[id].name;
-        EXPECT_EQ(sim.timeline.tasks[id].end, start) << p.tasks[id].name;  // free: no time once all are there
+        EXPECT_EQ(sim.timeline.tasks[id].start, start) << task_name(p, p.tasks[id]);
+        EXPECT_EQ(sim.timeline.tasks[id].end, start) << task_name(p, p.tasks[id]);  // free: no time once all are there
         someone_waited = someone_waited || own_ready_seconds(p, sim.timeline, id) < start;
       }
       ++collectives;

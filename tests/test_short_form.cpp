@@ -33,7 +33,7 @@ std::vector<std::string> forms_of_kind(const Program& program, int rank, TaskKin
   std::vector<std::string> forms;
   const std::vector<std::string> all = short_forms(program, rank);
   for (size_t i = 0; i < all.size(); ++i)
-    if (program.tasks[program.rank_tasks[rank][i]].kind == kind) forms.push_back(all[i]);
+    if (program.tasks[program.rank_tasks(rank)[i]].kind == kind) forms.push_back(all[i]);
   return forms;
 }
 
@@ -42,12 +42,12 @@ std::vector<std::string> forms_of_kind(const Program& program, int rank, TaskKin
 void expect_forms_identify_tasks(const Program& program, int rank, const std::string& label) {
   const std::vector<TaskKey> keys = task_keys(program, rank);
   const std::vector<std::string> forms = short_forms(program, rank);
-  ASSERT_EQ(keys.size(), program.rank_tasks[rank].size());
+  ASSERT_EQ(keys.size(), program.rank_tasks(rank).size());
   const std::set<std::string> distinct(forms.begin(), forms.end());
   EXPECT_EQ(distinct.size(), forms.size()) << label << " rank " << rank;
   for (size_t i = 0; i < forms.size(); ++i) {
     ASSERT_EQ(parse_task_key(forms[i]), keys[i]) << label << " rank " << rank << ": " << forms[i];
-    ASSERT_EQ(find_task(program, rank, forms[i]), program.rank_tasks[rank][i]) << label << ": " << forms[i];
+    ASSERT_EQ(find_task(program, rank, forms[i]), program.rank_tasks(rank)[i]) << label << ": " << forms[i];
   }
 }
 
@@ -224,7 +224,7 @@ TEST(ShortForm, FindTaskSaysWhatIsMissing) {
   EXPECT_EQ(find_error(program, 0, "s1 F mb0"), "rank 0 has no task \"s1 F mb0\", nor any of that kind and stage");
   EXPECT_EQ(find_error(program, 8, "OPT"), "rank 8 is not in the Program (world size 8)");
   EXPECT_THAT(find_error(program, 0, "s0 F mb0 bogus"), HasSubstr("cannot read \"bogus\" there"));
-  EXPECT_EQ(find_task(program, 0, "OPT"), program.rank_tasks[0].back());
+  EXPECT_EQ(find_task(program, 0, "OPT"), program.rank_tasks(0).back());
 }
 
 // Small Programs of many shapes: every scheduling, synchronisation and sharding option the builder knows.

@@ -34,7 +34,6 @@ Program dp_sync(int workers, int servers, double bytes, const std::vector<TaskKi
   p.world_size = workers;
   p.servers = servers;
   p.coords.resize(workers);
-  p.rank_tasks.resize(workers);
   Group g;
   g.dim = CommDim::dp;
   g.name = servers ? "ps0" : "dp0";
@@ -42,20 +41,20 @@ Program dp_sync(int workers, int servers, double bytes, const std::vector<TaskKi
   g.ranks.resize(workers);
   std::iota(g.ranks.begin(), g.ranks.end(), 0);
   p.groups.push_back(g);
-  for (int r = 0; r < workers; ++r)
+  for (int r = 0; r < workers; ++r) {
     for (TaskKind kind : kinds) {
       Task t;
-      t.id = static_cast<int>(p.tasks.size());
       t.rank = r;
       t.stream = Stream::dp;
       t.kind = kind;
       t.dim = CommDim::dp;
       t.group = 0;
       t.bytes = bytes;
-      if (kind != kinds.front()) t.deps = {t.id - 1};
-      p.tasks.push_back(t);
-      p.rank_tasks[r].push_back(t.id);
+      const int previous = static_cast<int>(p.tasks.size()) - 1;
+      p.add_task(t, kind != kinds.front() ? std::span<const int>(&previous, 1) : std::span<const int>());
     }
+    p.end_rank();
+  }
   return p;
 }
 
@@ -104,14 +103,14 @@ Program program_of(const Scenario& s) { return build_program(s, build_workload(s
 
 std::vector<const Task*> tasks_of(const Program& p, int rank, TaskKind kind) {
   std::vector<const Task*> found;
-  for (int id : p.rank_tasks[rank])
+  for (int id : p.rank_tasks(rank))
     if (p.tasks[id].kind == kind) found.push_back(&p.tasks[id]);
   return found;
 }
 
 double dp_bytes(const Program& p, int rank) {
   double bytes = 0;
-  for (int id : p.rank_tasks[rank])
+  for (int id : p.rank_tasks(rank))
     if (p.tasks[id].dim == CommDim::dp) bytes += p.tasks[id].bytes;
   return bytes;
 }
@@ -123,9 +122,9 @@ TEST(ParameterServer, EachBucketIsPushedThenPulled) {
   const auto pushes = tasks_of(p, 0, TaskKind::REDUCESCATTER), pulls = tasks_of(p, 0, TaskKind::ALLGATHER);
   ASSERT_FALSE(pushes.empty());
   ASSERT_EQ(pushes.size(), pulls.size());
-  EXPECT_THAT(pushes[0]->name, HasSubstr("push ps"));
-  EXPECT_THAT(pulls[0]->name, HasSubstr("pull ps"));
-  EXPECT_EQ(pulls[0]->deps, std::vector<int>{pushes[0]->id});
+  EXPECT_THAT(task_name(p, *pushes[0]), HasSubstr("push ps"));
+  EXPECT_THAT(task_name(p, *pulls[0]), HasSubstr("pull ps"));
+  EXPECT_EQ(fixtures::deps_of(p, *pulls[0]), std::vector<int>{pushes[0]->id});
   EXPECT_EQ(p.groups[pushes[0]->group].servers, 2);
   const Simulation sim = simulate(s);
   EXPECT_GT(sim.timeline.step_seconds, 0);
@@ -140,7 +139,7 @@ TEST(DpSync, TreeAndRingAreStatedOnTheGroup) {
     const auto reductions = tasks_of(p, 0, TaskKind::ALLREDUCE);
     ASSERT_FALSE(reductions.empty());
     EXPECT_EQ(p.groups[reductions[0]->group].allreduce_algorithm, parse_allreduce_algorithm(algorithm));
-    EXPECT_THAT(reductions[0]->name, HasSubstr(algorithm));
+    EXPECT_THAT(task_name(p, *reductions[0]), HasSubstr(algorithm));
   }
   const Program automatic = program_of(with_parallelism(1, 1, 4, json::object()));
   EXPECT_EQ(automatic.groups[tasks_of(automatic, 0, TaskKind::ALLREDUCE)[0]->group].allreduce_algorithm, std::nullopt);
@@ -159,8 +158,8 @@ TEST(DpSync, HierarchicalReducesWithinNodesThenAcrossThem) {
     EXPECT_EQ(p.groups[scatters[i]->group].ranks.size(), 8u);
     EXPECT_EQ(p.groups[reduces[i]->group].ranks, (std::vector<int>{0, 8}));
     EXPECT_DOUBLE_EQ(reduces[i]->bytes, scatters[i]->bytes / 8);
-    EXPECT_EQ(reduces[i]->deps, std::vector<int>{scatters[i]->id});
-    EXPECT_EQ(gathers[i]->deps, std::vector<int>{reduces[i]->id});
+    EXPECT_EQ(fixtures::deps_of(p, *reduces[i]), std::vector<int>{scatters[i]->id});
+    EXPECT_EQ(fixtures::deps_of(p, *gathers[i]), std::vector<int>{reduces[i]->id});
   }
   EXPECT_GT(simulate(s).timeline.step_seconds, 0);
 }
@@ -204,8 +203,9 @@ TEST(Compression, DividesDataParallelBytesAndAddsTheStatedCompute) {
   // Decompression follows its reduction, the optimizer follows every decompression.
   const Task& optimizer = *tasks_of(p, 0, TaskKind::OPT).front();
   for (const Task* t : decompress) {
-    EXPECT_EQ(p.tasks[t->deps.front()].dim, CommDim::dp);
-    EXPECT_NE(std::find(optimizer.deps.begin(), optimizer.deps.end(), t->id), optimizer.deps.end());
+    EXPECT_EQ(p.tasks[p.deps(*t).front()].dim, CommDim::dp);
+    const std::span<const int> optimizer_deps = p.deps(optimizer);
+    EXPECT_NE(std::find(optimizer_deps.begin(), optimizer_deps.end(), t->id), optimizer_deps.end());
   }
 }
 

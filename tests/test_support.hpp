@@ -16,9 +16,34 @@
 
 #include "cli.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/program/program.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simtrain::fixtures {
+
+// Every rank's task ids in issue order, as Program::set_rank_tasks takes them.
+inline std::vector<std::vector<int>> rank_task_lists(const Program& program) {
+  std::vector<std::vector<int>> lists;
+  for (int rank = 0; rank < program.rank_lists(); ++rank) {
+    const RankTaskIds ids = program.rank_tasks(rank);
+    lists.emplace_back(ids.begin(), ids.end());
+  }
+  return lists;
+}
+
+// A task's dependencies, to compare with a vector.
+inline std::vector<int> deps_of(const Program& program, const Task& task) {
+  const std::span<const int> deps = program.deps(task);
+  return {deps.begin(), deps.end()};
+}
+
+// Edits one rank's task ids in issue order: `edit(std::vector<int>& ids)`.
+template <class Edit>
+void edit_rank_tasks(Program& program, int rank, Edit edit) {
+  std::vector<std::vector<int>> lists = rank_task_lists(program);
+  edit(lists.at(rank));
+  program.set_rank_tasks(lists);
+}
 
 // A GPT-style model of `layers` layers on tp x pp x dp GPUs of a DGX H100 topology.
 inline nlohmann::json scenario_json(int tp, int pp, int dp, int layers, const std::string& schedule,

@@ -28,7 +28,7 @@ TEST(TaskListDifference, NoneBetweenTensorParallelPeers) {
 
 TEST(TaskListDifference, ShowsBothListsAroundTheFirstSwap) {
   Program program = tp_pair_program();
-  std::swap(program.rank_tasks[1][4], program.rank_tasks[1][5]);
+  fixtures::edit_rank_tasks(program, 1, [](std::vector<int>& ids) { std::swap(ids[4], ids[5]); });
   EXPECT_EQ(task_list_difference(program, 0, 1),
             "rank 0 (14 tasks) and rank 1 (14 tasks) first differ at position 4:\n"
             "     rank 0                           rank 1\n"
@@ -45,7 +45,7 @@ TEST(TaskListDifference, ShowsBothListsAroundTheFirstSwap) {
 
 TEST(TaskListDifference, ShowsWhereTheShorterListEnds) {
   Program program = tp_pair_program();
-  program.rank_tasks[1].pop_back();
+  fixtures::edit_rank_tasks(program, 1, [](std::vector<int>& ids) { ids.pop_back(); });
   EXPECT_EQ(task_list_difference(program, 1, 0),
             "rank 1 (13 tasks) and rank 0 (14 tasks) first differ at position 13:\n"
             "      rank 1                           rank 0\n"
@@ -61,7 +61,7 @@ TEST(TaskListDifference, ShowsWhereTheShorterListEnds) {
 TEST(TaskListDifference, TheReplayShowsIt) {
   const Scenario scenario = fixtures::scenario_from(fixtures::scenario_json(2, 2, 1, 4, "1f1b", 0, 2));
   Program program = build_program(scenario, build_workload(scenario));
-  std::swap(program.rank_tasks[1][4], program.rank_tasks[1][5]);
+  fixtures::edit_rank_tasks(program, 1, [](std::vector<int>& ids) { std::swap(ids[4], ids[5]); });
   testing::internal::CaptureStderr();
   EXPECT_THROW(replay(program, Fabric(scenario.cluster.topology, program.world_size),
                       std::vector<double>(program.works.size(), 1e-3), ReplayOptions{}),

@@ -43,18 +43,17 @@ RecordedStep step_of(int world_size, const std::vector<Spec>& specs, const std::
   Program& p = step.program;
   p.world_size = world_size;
   p.coords.resize(world_size);
-  p.rank_tasks.resize(world_size);
+  std::vector<std::vector<int>> rank_tasks(world_size);
   for (const Spec& s : specs) {
     Task t;
-    t.id = static_cast<int>(p.tasks.size());
     t.rank = s.rank;
     t.kind = s.kind;
-    t.name = s.name;
-    p.rank_tasks[s.rank].push_back(t.id);
-    p.tasks.push_back(t);
+    rank_tasks[s.rank].push_back(p.add_task(t));
+    p.recorded_names.push_back(s.name);
     step.timeline.tasks.push_back({s.start * tick, (s.start + s.duration) * tick});
     step.timeline.step_seconds = std::max(step.timeline.step_seconds, (s.start + s.duration) * tick);
   }
+  p.set_rank_tasks(rank_tasks);
   return step;
 }
 
@@ -322,7 +321,6 @@ RecordedStep live_step(const std::vector<std::pair<double, double>>& samples) {
   Program& p = step.program;
   p.world_size = 1;
   p.coords.resize(1);
-  p.rank_tasks.resize(1);
   p.works.push_back({"s0 F", {{"qkv", OpClass::gemm, {2048, 3072, 1024}, 1.2e10, 1.8e7}, {"ln1", OpClass::memory_bound, {2097152}, 1e7, 8.4e6}}, 0});
   Timeline& timeline = step.timeline;
   timeline.live.emplace();
@@ -331,25 +329,22 @@ RecordedStep live_step(const std::vector<std::pair<double, double>>& samples) {
   double now = 0;
   for (const auto& [gemm, norm] : samples) {
     Task t;
-    t.id = static_cast<int>(p.tasks.size());
     t.kind = TaskKind::F;
     t.stage = 0;
-    t.microbatch = t.id;
+    t.microbatch = static_cast<int>(p.tasks.size());
     t.work = 0;
-    t.name = "s0 F mb" + std::to_string(t.id);
-    p.tasks.push_back(t);
-    p.rank_tasks[0].push_back(t.id);
+    p.add_task(t);
+    p.recorded_names.push_back("s0 F mb" + std::to_string(t.microbatch));
     timeline.tasks.push_back({now, now + gemm + norm});
     timeline.live->op_seconds.push_back({gemm, norm});
     now += gemm + norm;
   }
   // A communication task: no ops.
   Task send;
-  send.id = static_cast<int>(p.tasks.size());
   send.kind = TaskKind::SEND;
-  send.name = "send act";
-  p.tasks.push_back(send);
-  p.rank_tasks[0].push_back(send.id);
+  p.add_task(send);
+  p.recorded_names.push_back("send act");
+  p.end_rank();
   timeline.tasks.push_back({now, now + 1e-3});
   timeline.live->op_seconds.emplace_back();
   timeline.step_seconds = now + 1e-3;

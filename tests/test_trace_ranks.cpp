@@ -38,7 +38,7 @@ Step made_up_step(int tp = 2, int pp = 2, int dp = 2) {
   step.timeline.tasks.resize(step.program.tasks.size());
   for (int rank = 0; rank < step.program.world_size; ++rank) {
     double now = 0.25e-3 * rank;
-    for (int id : step.program.rank_tasks[rank]) step.timeline.tasks[id] = {now, now + 1e-3}, now += 1e-3;
+    for (int id : step.program.rank_tasks(rank)) step.timeline.tasks[id] = {now, now + 1e-3}, now += 1e-3;
   }
   return step;
 }
@@ -170,11 +170,11 @@ TEST(TraceRanks, AllShowsEveryRankWithItsRepresentativesTimes) {
     return read_chrome_trace(in, "t.json");
   }();
   ASSERT_EQ(read.program.world_size, 8);
-  const std::vector<int>& rank2 = read.program.rank_tasks[2];
-  ASSERT_EQ(rank2.size(), step.program.rank_tasks[0].size());
+  const RankTaskIds rank2 = read.program.rank_tasks(2);
+  ASSERT_EQ(rank2.size(), step.program.rank_tasks(0).size());
   for (size_t i = 0; i < rank2.size(); ++i) {
-    EXPECT_EQ(read.program.tasks[rank2[i]].id, step.program.rank_tasks[2][i]);  // rank 2's own tasks ...
-    const TaskTiming& rank0 = read.timeline.tasks[read.program.rank_tasks[0][i]];  // ... at rank 0's times
+    EXPECT_EQ(read.program.tasks[rank2[i]].id, step.program.rank_tasks(2)[i]);  // rank 2's own tasks ...
+    const TaskTiming& rank0 = read.timeline.tasks[read.program.rank_tasks(0)[i]];  // ... at rank 0's times
     EXPECT_EQ(read.timeline.tasks[rank2[i]].start, rank0.start);
     EXPECT_EQ(read.timeline.tasks[rank2[i]].end, rank0.end);
   }

@@ -112,7 +112,7 @@ private slots:
       double busy_until = 0;
       for (const Span& s : model_->idle_spans(rank)) {
         QVERIFY(s.end_seconds > s.start_seconds);
-        for (int id : model_->program().rank_tasks[rank])  // no task runs in a bubble
+        for (int id : model_->program().rank_tasks(rank))  // no task runs in a bubble
           QVERIFY(model_->timing(id).end <= s.start_seconds || model_->timing(id).start >= s.end_seconds);
         busy_until = s.end_seconds;
         if (rank == 0) idle_seconds += s.end_seconds - s.start_seconds;
@@ -135,7 +135,7 @@ private slots:
   void hoverTextNamesTaskTimeAndSource() {
     const int id = model_->lane_tasks(0, 0).front();
     const std::string text = describe_task(model_->step(), id);
-    QVERIFY(text.find(model_->program().tasks[id].name) == 0);
+    QVERIFY(text.find(task_name(model_->program(), model_->program().tasks[id])) == 0);
     for (const char* part : {"forward (F)", "start ", "duration ", "ops (", "time from: roofline"})
       QVERIFY2(text.find(part) != std::string::npos, text.c_str());
   }

@@ -29,10 +29,10 @@ constexpr double max_tensor_elements = 0x1p40;
 // zero too many) than a plan.
 constexpr double max_program_bytes = 16.0 * (uint64_t{1} << 30);
 // What one task takes, an upper bound tests/test_program.cpp checks on a
-// built Program: its Task (120 bytes today: its name and its dependency
-// list included), its dependency ids and its TaskTiming (16). The compacted
-// Task (48 bytes, 8 of dependencies) brings this down to 96.
-constexpr double program_bytes_per_task = 160;
+// built Program: its Task (56 bytes), its dependency ids (about 8 bytes and
+// their array's growth) and its TaskTiming (16); bench/simulation_speed
+// measures about 83.
+constexpr double program_bytes_per_task = 96;
 
 }  // namespace limits
 

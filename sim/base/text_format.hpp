@@ -8,6 +8,8 @@ namespace simtrain {
 std::string format(const char* pattern, double value);
 // 1234567 -> "1,234,567"
 std::string with_commas(double value);
+// "ALLREDUCE" -> "allreduce"
+std::string to_lower(std::string text);
 // Appends "label<padding>value\n", values aligned in one column.
 void add_line(std::string& out, const std::string& label, const std::string& value);
 

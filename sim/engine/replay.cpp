@@ -183,7 +183,7 @@ private:
   // The simulated task whose end `id`'s end is: a RECV ends with its SEND.
   int ran_as(int id) const {
     id = classes_.stand_in(id);
-    return prog_.tasks[id].kind == TaskKind::RECV ? classes_.stand_in(prog_.tasks[id].deps.front()) : id;
+    return prog_.tasks[id].kind == TaskKind::RECV ? classes_.stand_in(prog_.deps(id).front()) : id;
   }
 
   void wait_for(int id) {
@@ -257,7 +257,7 @@ private:
   }
 
   void execute(const Task& task) {
-    for (int dep : task.deps) wait_for(dep);
+    for (int dep : prog_.deps(task)) wait_for(dep);
     // Waiting for the group's other ranks is not communication: the
     // collective starts once all of them have arrived.
     if (is_collective(task.kind))
@@ -283,7 +283,7 @@ private:
     for (const Task& t : prog_.tasks) {
       timeline.tasks[t.id] = timing_[ran_as(t.id)];
       timeline.step_seconds = std::max(timeline.step_seconds, timeline.tasks[t.id].end);
-      if (timeline.tasks[t.id].end < 0 && !stopped_) throw std::logic_error("task never ran: " + t.name);
+      if (timeline.tasks[t.id].end < 0 && !stopped_) throw std::logic_error("task never ran: " + task_name(prog_, t));
     }
     if (stopped_) timeline.step_seconds = stop_seconds_;
     timeline.flows = flows_sent_;

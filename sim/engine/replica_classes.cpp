@@ -102,7 +102,9 @@ void ReplicaClasses::find_replicas() {
 }
 
 int ReplicaClasses::position_in_rank(int id) const {
-  return id - prog_.rank_tasks[prog_.tasks[id].rank].front();  // a rank's ids are consecutive
+  const RankTaskIds ids = prog_.rank_tasks(prog_.tasks[id].rank);
+  if (prog_.issue_order.empty()) return id - ids.front();  // a built Program's rank holds consecutive ids
+  return static_cast<int>(std::find(ids.begin(), ids.end(), id) - ids.begin());
 }
 
 int ReplicaClasses::stand_in(int id) const {
@@ -110,7 +112,7 @@ int ReplicaClasses::stand_in(int id) const {
   const int rep_replica = representatives_[class_of_replica_[replica_of(rank)]];
   const int on_rep = rep_replica == replica_of(rank)
                          ? id
-                         : prog_.rank_tasks[ranks_of_replica_[rep_replica][slot_of_rank_[rank]]][position_in_rank(id)];
+                         : prog_.rank_tasks(ranks_of_replica_[rep_replica][slot_of_rank_[rank]])[position_in_rank(id)];
   return lanes_.representative_task(on_rep);
 }
 
@@ -126,15 +128,15 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   for (int r = 0; r < prog_.world_size; ++r) {
     if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
     uint64_t& h = signature[replica_of(r)];
-    h = combine(combine(h, slot_of_rank_[r]), static_cast<int>(prog_.rank_tasks[r].size()));
-    for (int id : prog_.rank_tasks[r]) {
+    h = combine(combine(h, slot_of_rank_[r]), static_cast<int>(prog_.rank_tasks(r).size()));
+    for (int id : prog_.rank_tasks(r)) {
       const Task& t = prog_.tasks[id];
       for (int v : {static_cast<int>(t.kind), static_cast<int>(t.stream), t.work, t.stage, t.microbatch, t.layer_begin,
                     t.layer_end, t.count, static_cast<int>(t.dim)})
         h = combine(h, v);
       h = combine(h, t.bytes);
       if (t.peer >= 0) h = combine(h, t.peer < prog_.world_size ? slot_of_rank_[t.peer] : t.peer);
-      for (int dep : t.deps) {
+      for (int dep : prog_.deps(t)) {
         const int dep_replica = replica_of(prog_.tasks[dep].rank);
         h = combine(combine(h, place(dep)), dep_replica == replica_of(r) ? -1 : dep_replica);  // another replica's: unlike any
       }
@@ -158,8 +160,8 @@ void ReplicaClasses::for_each_replica_flow(int replica, OnFlow&& on_flow) const 
   for (size_t slot = 0; slot < ranks_of_replica_[replica].size(); ++slot) {
       const int rank = ranks_of_replica_[replica][slot];
       if (!lanes_.is_representative(rank)) continue;
-      const std::vector<int>& mine = prog_.rank_tasks[rank];
-      const std::vector<int>& reps = prog_.rank_tasks[ranks_of_replica_[rep_replica][slot]];
+      const RankTaskIds mine = prog_.rank_tasks(rank);
+      const RankTaskIds reps = prog_.rank_tasks(ranks_of_replica_[rep_replica][slot]);
       for (size_t i = 0; i < mine.size(); ++i) {
         const LaneComm* comm = flows_.comm(mine[i]);
         if (!comm) continue;

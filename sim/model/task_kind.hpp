@@ -3,6 +3,7 @@
 // tensor-parallel collectives, the pipeline schedules, the network's
 // collective plans and the Program's tasks, as PyTorch's pipelining schedules
 // name their actions (F, B, W, SEND_F ...).
+#include <cstdint>
 #include <string>
 
 namespace simtrain {
@@ -10,7 +11,7 @@ namespace simtrain {
 // F forward; B backward (input gradients, or the whole backward when not
 // split); W weight gradients; R recomputation; OPT optimizer step;
 // COMPRESS/DECOMPRESS gradient codecs; the rest move bytes.
-enum class TaskKind { F, B, W, R, OPT, SEND, RECV, ALLREDUCE, REDUCESCATTER, ALLGATHER, COMPRESS, DECOMPRESS };
+enum class TaskKind : uint8_t { F, B, W, R, OPT, SEND, RECV, ALLREDUCE, REDUCESCATTER, ALLGATHER, COMPRESS, DECOMPRESS };
 
 std::string to_string(TaskKind kind);  // "F", "ALLREDUCE", ...
 bool is_compute(TaskKind kind);

@@ -32,10 +32,13 @@ CriticalPath walk_back(const std::vector<std::vector<int>>& before, const std::v
 
 std::vector<std::vector<int>> task_predecessors(const Program& program) {
   std::vector<std::vector<int>> before(program.tasks.size());
-  for (const Task& t : program.tasks) before[t.id] = t.deps;
+  for (const Task& t : program.tasks) {
+    const std::span<const int32_t> deps = program.deps(t);
+    before[t.id].assign(deps.begin(), deps.end());
+  }
   for (int rank = 0; rank < program.world_size; ++rank) {
     std::map<Stream, int> last_on_stream;
-    for (int id : program.rank_tasks[rank]) {
+    for (int id : program.rank_tasks(rank)) {
       if (program.tasks[id].kind == TaskKind::RECV) continue;
       auto [it, first] = last_on_stream.try_emplace(program.tasks[id].stream, id);
       if (!first) before[id].push_back(it->second), it->second = id;

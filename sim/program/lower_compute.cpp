@@ -73,7 +73,7 @@ private:
   }
 
   // A compute task running `passes` over `units`; tasks over a whole stage
-  // are named (and share their work) without their layer range.
+  // are named (task_name) and share their work without their layer range.
   LoweredTask& add(int i, TaskKind kind, int stage, const std::vector<ModelUnit>& units,
                    const std::vector<PassOf>& passes, bool whole_stage) {
     const int microbatch = lowered_.actions[i].microbatch;
@@ -81,11 +81,9 @@ private:
     task.kind = kind;
     task.stage = stage;
     task.microbatch = microbatch;
+    task.part_of_stage = !whole_stage;
     const std::string layers = layer_range(units, task.layer_begin, task.layer_end);
     const std::string range = whole_stage ? "" : layers;
-    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "s" + std::string.
-    task.name = std::string("s").append(std::to_string(stage)).append(" ").append(to_string(kind));
-    task.name.append(" mb").append(std::to_string(microbatch)).append(range);
     LoweredTask& lowered = lowered_.tasks.emplace_back(lowered_.make(std::move(task), {}, i));
     const std::string work_key = to_string(kind) + " s" + std::to_string(stage) + range;
     lowered.work = c_.shared_work(work_key, [&] {

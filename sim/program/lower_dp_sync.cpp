@@ -87,10 +87,11 @@ private:
     Task t;
     t.kind = kind;
     t.stage = stage;
-    t.name = to_lower(to_string(kind)) + " " + format_bytes(bytes) + " /" + format("%g", ratio_);
+    // The task is named as its Work (task_name): the only place the Program keeps the gradient size and ratio.
+    const std::string name = to_lower(to_string(kind)) + " " + format_bytes(bytes) + " /" + format("%g", ratio_);
     const double seconds = bytes * c_.scenario.parallel.dp_compression_seconds_per_byte;
     LoweredTask lowered = rank_.make(t, {anchor.after}, anchor.action);
-    lowered.work = c_.shared_work(t.name, [&] { return Work{t.name, {}, seconds}; });
+    lowered.work = c_.shared_work(name, [&] { return Work{name, {}, seconds}; });
     return lowered;
   }
 

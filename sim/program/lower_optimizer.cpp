@@ -9,7 +9,6 @@ namespace simtrain {
 void lower_optimizer(LoweringContext& context, RankTasks& rank) {
   Task step;
   step.kind = TaskKind::OPT;
-  step.name = "optimizer";
   std::vector<int> reductions;
   for (const LoweredTask& task : rank.tasks)
     if (task.gradients_ready) reductions.push_back(task.label);

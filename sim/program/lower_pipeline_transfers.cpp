@@ -7,14 +7,9 @@ namespace simtrain {
 
 namespace {
 
-std::string transfer_name(const char* verb, bool backward, int from_stage, int to_stage, int microbatch) {
-  return std::string(verb) + (backward ? " grad" : " act") + " s" + std::to_string(from_stage) + "->s" +
-         std::to_string(to_stage) + " mb" + std::to_string(microbatch);
-}
-
 // A transfer of one micro-batch's stage boundary between this rank and `peer_stage`'s.
 Task transfer(const LoweringContext& context, TaskKind kind, Stream stream, int rank, int stage, int peer_stage,
-              int microbatch) {
+              int microbatch, bool backward) {
   Task t;
   t.stream = stream;
   t.kind = kind;
@@ -23,6 +18,7 @@ Task transfer(const LoweringContext& context, TaskKind kind, Stream stream, int 
   t.dim = CommDim::pp;
   t.peer = context.rank_of_stage(rank, peer_stage);
   t.bytes = context.workload.stage_boundary_bytes;
+  t.backward = backward;
   return t;
 }
 
@@ -30,16 +26,12 @@ Task transfer(const LoweringContext& context, TaskKind kind, Stream stream, int 
 // --overlap-p2p-communication is set.
 Task send(const LoweringContext& context, int rank, int stage, int to_stage, int microbatch, bool backward) {
   const Stream stream = context.scenario.parallel.overlap_p2p_communication ? Stream::p2p : Stream::compute;
-  Task t = transfer(context, TaskKind::SEND, stream, rank, stage, to_stage, microbatch);
-  t.name = transfer_name("send", backward, stage, to_stage, microbatch) + " " + format_bytes(t.bytes);
-  return t;
+  return transfer(context, TaskKind::SEND, stream, rank, stage, to_stage, microbatch, backward);
 }
 
 // A receive is pre-posted and passive: it spans its send's transfer, on the p2p stream.
 Task receive(const LoweringContext& context, int rank, int stage, int from_stage, int microbatch, bool backward) {
-  Task t = transfer(context, TaskKind::RECV, Stream::p2p, rank, stage, from_stage, microbatch);
-  t.name = transfer_name("recv", backward, from_stage, stage, microbatch);
-  return t;
+  return transfer(context, TaskKind::RECV, Stream::p2p, rank, stage, from_stage, microbatch, backward);
 }
 
 bool is_stage(const LoweringContext& context, int stage) { return stage >= 0 && stage < context.stages; }

@@ -1,7 +1,5 @@
 #include "sim/program/lowering.hpp"
 
-#include <cctype>
-
 namespace simtrain {
 
 namespace {
@@ -99,18 +97,16 @@ size_t ready_index(const RankTasks& rank, size_t compute) {
 }
 
 void ListEdit::apply() {
+  size_t inserted = 0;
+  for (size_t i = 0; i < rank_.tasks.size(); ++i) inserted += before_[i].size() + after_[i].size();
   std::vector<LoweredTask> edited;
+  edited.reserve(rank_.tasks.size() + inserted);
   for (size_t i = 0; i < rank_.tasks.size(); ++i) {
     for (LoweredTask& task : before_[i]) edited.push_back(std::move(task));
     edited.push_back(std::move(rank_.tasks[i]));
     for (LoweredTask& task : after_[i]) edited.push_back(std::move(task));
   }
   rank_.tasks = std::move(edited);
-}
-
-std::string to_lower(std::string text) {
-  for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return text;
 }
 
 Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group_id,
@@ -124,11 +120,6 @@ Task group_collective(const LoweringContext& context, int rank, Stream stream, T
   c.dim = group.dim;
   c.group = group_id;
   c.bytes = bytes;
-  const std::string verb =
-      group.servers == 0 ? to_lower(to_string(kind)) : kind == TaskKind::REDUCESCATTER ? "push" : "pull";
-  c.name = verb + " " + group.name + " " + format_bytes(bytes);
-  if (kind == TaskKind::ALLREDUCE && group.allreduce_algorithm)
-    c.name.append(" ").append(to_string(*group.allreduce_algorithm));
   return c;
 }
 

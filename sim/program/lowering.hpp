@@ -131,11 +131,9 @@ private:
   std::vector<std::vector<LoweredTask>> before_, after_;
 };
 
-// A collective of `group` ("allreduce dp4 24MiB", or "push"/"pull" through parameter servers).
+// A collective of `group` ("allreduce dp4 24MiB", or "push"/"pull" through parameter servers: task_name).
 Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group,
                       double bytes, int stage = -1);
-
-std::string to_lower(std::string text);
 
 // The passes, in the order build_program runs them.
 RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions);

@@ -16,6 +16,34 @@ std::string to_string(Stream stream) {
   return names[static_cast<int>(stream)];
 }
 
+RankTaskIds Program::rank_tasks(int rank) const {
+  const int32_t begin = rank_begin.at(rank), end = rank_begin.at(rank + 1);
+  return {issue_order.empty() ? nullptr : issue_order.data(), begin, end};
+}
+
+int Program::add_task(Task task, std::span<const int32_t> task_deps) {
+  task.id = static_cast<int>(tasks.size());
+  tasks.push_back(task);
+  dep_ids.insert(dep_ids.end(), task_deps.begin(), task_deps.end());
+  dep_begin.push_back(static_cast<int32_t>(dep_ids.size()));
+  return task.id;
+}
+
+void Program::end_rank() { rank_begin.push_back(static_cast<int32_t>(tasks.size())); }
+
+void Program::set_rank_tasks(const std::vector<std::vector<int>>& ids_of_rank) {
+  rank_begin = {0};
+  issue_order.clear();
+  for (const std::vector<int>& ids : ids_of_rank) {
+    issue_order.insert(issue_order.end(), ids.begin(), ids.end());
+    rank_begin.push_back(static_cast<int32_t>(issue_order.size()));
+  }
+  bool ids_in_issue_order = true;
+  for (size_t i = 0; i < issue_order.size() && ids_in_issue_order; ++i)
+    ids_in_issue_order = issue_order[i] == static_cast<int32_t>(i);
+  if (ids_in_issue_order) issue_order.clear();
+}
+
 double Work::flops() const { return total_flops(ops); }
 double Work::bytes() const { return total_bytes(ops); }
 
@@ -25,7 +53,7 @@ double work_seconds(const CostModel& model, const Work& work, Dtype dtype) {
 
 std::vector<TaskQueue> task_queues(const Program& program, int rank) {
   std::map<std::pair<Stream, int>, std::vector<int>> queues;  // ordered: every executor sees the same queues
-  for (int id : program.rank_tasks[rank]) {
+  for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks[id];
     queues[{t.stream, t.stream == Stream::p2p ? t.peer : -1}].push_back(id);
   }
@@ -65,9 +93,10 @@ nlohmann::json to_json(const Program& program) {
   nlohmann::json ranks = nlohmann::json::array();
   for (int rank = 0; rank < program.world_size; ++rank) {
     nlohmann::json tasks = nlohmann::json::array();
-    for (int id : program.rank_tasks[rank]) {
+    for (int id : program.rank_tasks(rank)) {
       const Task& t = program.tasks[id];
-      nlohmann::json task = {{"id", t.id}, {"name", t.name}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
+      nlohmann::json task = {
+          {"id", t.id}, {"name", task_name(program, t)}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
       if (t.stage >= 0) task["stage"] = t.stage;
       if (t.microbatch >= 0) task["microbatch"] = t.microbatch;
       if (t.work >= 0) task["work"] = t.work, task["layers"] = {t.layer_begin, t.layer_end};
@@ -75,7 +104,8 @@ nlohmann::json to_json(const Program& program) {
       if (t.peer >= 0) task["peer"] = t.peer;
       if (t.group >= 0) task["group"] = t.group;
       if (t.count != 1) task["count"] = t.count;
-      task["deps"] = t.deps;
+      const std::span<const int32_t> deps = program.deps(t);
+      task["deps"] = std::vector<int>(deps.begin(), deps.end());
       tasks.push_back(std::move(task));
     }
     ranks.push_back({{"rank", rank}, {"tasks", std::move(tasks)}});

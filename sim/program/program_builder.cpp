@@ -15,27 +15,30 @@ public:
   explicit Numbering(Program& program) : program_(program) {}
 
   void add(RankTasks& rank) {
-    std::vector<int> id_of_label(rank.next_label, -1);
+    id_of_label_.assign(rank.next_label, -1);
     int id = static_cast<int>(program_.tasks.size());
-    for (const LoweredTask& lowered : rank.tasks) id_of_label[lowered.label] = id++;
+    for (const LoweredTask& lowered : rank.tasks) id_of_label_[lowered.label] = id++;
     for (LoweredTask& lowered : rank.tasks) {
       Task& task = lowered.task;
-      task.id = id_of_label[lowered.label];
-      for (int label : lowered.deps) task.deps.push_back(id_of_label[label]);
+      deps_.clear();
+      for (int label : lowered.deps) deps_.push_back(id_of_label_[label]);
+      if (task.kind == TaskKind::RECV) deps_.push_back(kUnlinked);
       if (lowered.work) task.work = work_id(lowered.work);
-      if (task.kind == TaskKind::SEND) sends_[lowered.transfer] = task.id;
-      if (task.kind == TaskKind::RECV) receives_.emplace_back(lowered.transfer, task.id);
-      program_.rank_tasks[task.rank].push_back(task.id);
-      program_.tasks.push_back(std::move(task));
+      const int task_id = program_.add_task(task, deps_);
+      if (task.kind == TaskKind::SEND) sends_[lowered.transfer] = task_id;
+      if (task.kind == TaskKind::RECV) receives_.emplace_back(lowered.transfer, program_.dep_begin[task_id + 1] - 1);
     }
+    program_.end_rank();
   }
 
   // A RECV's one dependency: its SEND, on another rank.
   void link_transfers() {
-    for (const auto& [key, receive] : receives_) program_.tasks[receive].deps.push_back(sends_.at(key));
+    for (const auto& [key, dep_slot] : receives_) program_.dep_ids[dep_slot] = sends_.at(key);
   }
 
 private:
+  static constexpr int32_t kUnlinked = -1;  // a RECV's SEND, until every rank is numbered
+
   int work_id(const Work* work) {
     auto [it, inserted] = work_ids_.try_emplace(work, static_cast<int>(program_.works.size()));
     if (inserted) program_.works.push_back(*work);
@@ -43,9 +46,11 @@ private:
   }
 
   Program& program_;
+  std::vector<int> id_of_label_;  // of the rank being numbered
+  std::vector<int32_t> deps_;     // of the task being numbered
   std::unordered_map<const Work*, int> work_ids_;
   std::unordered_map<uint64_t, int> sends_;
-  std::vector<std::pair<uint64_t, int>> receives_;
+  std::vector<std::pair<uint64_t, int32_t>> receives_;  // a RECV's transfer, and where in dep_ids its SEND goes
 };
 
 }  // namespace
@@ -61,7 +66,6 @@ Program build_program(const Scenario& scenario, const Workload& workload) {
   program.servers = context.servers;
   program.coords = context.coords;
   program.groups = context.groups.list;
-  program.rank_tasks.resize(program.world_size);
   const auto schedule = pipeline_schedule(scenario);
   Numbering numbering(program);
   for (int rank = 0; rank < program.world_size; ++rank) {

@@ -23,8 +23,9 @@ constexpr std::string_view kFieldOrder =
 std::optional<TaskKind> carried_pass(const Program& program, const Task& task) {
   const Task* t = &task;
   while (t->kind == TaskKind::SEND || t->kind == TaskKind::RECV || t->dim == CommDim::tp) {
-    if (t->deps.empty()) return std::nullopt;
-    t = &program.tasks.at(t->deps.front());
+    const std::span<const int32_t> deps = program.deps(*t);
+    if (deps.empty()) return std::nullopt;
+    t = &program.tasks.at(deps.front());
   }
   if (!is_model_pass(t->kind)) return std::nullopt;
   return t->kind;
@@ -188,7 +189,8 @@ std::vector<std::string_view> words_of(std::string_view text) {
 // The keys of `ids`, tasks of one rank in list order. Pieces and occurrences
 // are told apart only among tasks of one kind, stage and micro-batch, so the
 // keys are the same for any list that holds all such tasks of the rank.
-std::vector<TaskKey> keys_of(const Program& program, const std::vector<int>& ids) {
+template <class Ids>
+std::vector<TaskKey> keys_of(const Program& program, const Ids& ids) {
   // A pass split at gradient buckets leaves several tasks of one kind, stage and micro-batch.
   std::map<std::tuple<TaskKind, int, int>, int> pass_tasks;
   for (int id : ids) {
@@ -210,7 +212,7 @@ std::vector<TaskKey> keys_of(const Program& program, const std::vector<int>& ids
 }  // namespace
 
 std::vector<TaskKey> task_keys(const Program& program, int rank) {
-  return keys_of(program, program.rank_tasks.at(rank));
+  return keys_of(program, program.rank_tasks(rank));
 }
 
 std::vector<std::string> short_forms(const Program& program, int rank) {
@@ -273,7 +275,7 @@ int find_task(const Program& program, int rank, std::string_view short_form) {
     throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the Program (world size " +
                                 std::to_string(program.world_size) + ")");
   std::vector<int> candidates;  // of the wanted kind, stage and micro-batch: see keys_of
-  for (int id : program.rank_tasks[rank]) {
+  for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks[id];
     if (t.kind == wanted.kind && t.stage == wanted.stage && t.microbatch == wanted.microbatch) candidates.push_back(id);
   }

@@ -11,8 +11,7 @@ namespace {
 
 constexpr size_t kContextRows = 3;  // shown either side of the first difference
 
-std::optional<size_t> first_kind_difference(const Program& program, const std::vector<int>& a,
-                                            const std::vector<int>& b) {
+std::optional<size_t> first_kind_difference(const Program& program, RankTaskIds a, RankTaskIds b) {
   const size_t common = std::min(a.size(), b.size());
   for (size_t i = 0; i < common; ++i)
     if (program.tasks[a[i]].kind != program.tasks[b[i]].kind) return i;
@@ -27,9 +26,8 @@ std::string padded(const std::string& text, size_t width) {
 }  // namespace
 
 std::string task_list_difference(const Program& program, int rank, int other_rank) {
-  const std::vector<int>& ids = program.rank_tasks.at(rank);
-  const std::vector<int>& other_ids = program.rank_tasks.at(other_rank);
-  const std::optional<size_t> difference = first_kind_difference(program, ids, other_ids);
+  const std::optional<size_t> difference =
+      first_kind_difference(program, program.rank_tasks(rank), program.rank_tasks(other_rank));
   if (!difference) return "";
   const std::vector<std::string> left = short_forms(program, rank), right = short_forms(program, other_rank);
   const size_t begin = *difference - std::min(*difference, kContextRows);

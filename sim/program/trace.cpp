@@ -36,9 +36,10 @@ std::string number(double value) {
 }
 
 // ,"ops":[{"op":"qkv","class":"gemm","shape":[...],"flops":...,"bytes":...,"seconds":...},...]
-std::string ops_field(const Work& work, const std::vector<double>& seconds, const Task& task) {
+std::string ops_field(const Program& program, const std::vector<double>& seconds, const Task& task) {
+  const Work& work = program.works[task.work];
   if (seconds.size() != work.ops.size())
-    throw std::logic_error("live record of task " + std::to_string(task.id) + " ('" + task.name + "') has " +
+    throw std::logic_error("live record of task " + std::to_string(task.id) + " ('" + task_name(program, task) + "') has " +
                            std::to_string(seconds.size()) + " op times for the " + std::to_string(work.ops.size()) +
                            " ops of its work");
   std::string field = ",\"ops\":[";
@@ -68,10 +69,10 @@ public:
     integer(static_cast<int64_t>(value.size()));
     for (char c : value) mix(static_cast<unsigned char>(c));
   }
-  template <class Integer>
-  void integers(const std::vector<Integer>& values) {
+  template <class Integers>
+  void integers(const Integers& values) {
     integer(static_cast<int64_t>(values.size()));
-    for (Integer v : values) integer(v);
+    for (auto v : values) integer(v);
   }
   std::string hex() const {
     char digits[17];
@@ -112,13 +113,14 @@ void hash_group(ProgramHasher& h, const Group& group) {
   h.integer(group.servers);
 }
 
-void hash_task(ProgramHasher& h, const Task& t) {
+// The name stands for the fields that only name a task (part_of_stage, backward).
+void hash_task(ProgramHasher& h, const Program& program, const Task& t) {
   for (int value : {t.id, t.rank, static_cast<int>(t.stream), static_cast<int>(t.kind), t.stage, t.microbatch,
                     t.layer_begin, t.layer_end, t.work, static_cast<int>(t.dim), t.peer, t.group, t.count})
     h.integer(value);
   h.real(t.bytes);
-  h.integers(t.deps);
-  h.text(t.name);
+  h.integers(program.deps(t));
+  h.text(task_name(program, t));
 }
 
 // By representative rank, the ranks it stands for (itself too) in rank order, from
@@ -148,10 +150,10 @@ std::string process_name(int rank, const RankCoord& c, const std::vector<int>& s
 int timed_by(int rank, const Program& program, const Timeline& timeline) {
   if (timeline.representative_of_rank.empty()) return rank;
   const int representative = timeline.representative_of_rank[rank];
-  if (program.rank_tasks[representative].size() != program.rank_tasks[rank].size())
-    throw std::logic_error("rank " + std::to_string(rank) + " has " + std::to_string(program.rank_tasks[rank].size()) +
+  if (program.rank_tasks(representative).size() != program.rank_tasks(rank).size())
+    throw std::logic_error("rank " + std::to_string(rank) + " has " + std::to_string(program.rank_tasks(rank).size()) +
                            " tasks, its representative, rank " + std::to_string(representative) + ", has " +
-                           std::to_string(program.rank_tasks[representative].size()));
+                           std::to_string(program.rank_tasks(representative).size()));
   return representative;
 }
 
@@ -187,9 +189,9 @@ std::string program_hash(const Program& program) {
   h.integer(static_cast<int64_t>(program.groups.size()));
   for (const Group& group : program.groups) hash_group(h, group);
   h.integer(static_cast<int64_t>(program.tasks.size()));
-  for (const Task& task : program.tasks) hash_task(h, task);
-  h.integer(static_cast<int64_t>(program.rank_tasks.size()));
-  for (const std::vector<int>& ids : program.rank_tasks) h.integers(ids);
+  for (const Task& task : program.tasks) hash_task(h, program, task);
+  h.integer(program.rank_lists());
+  for (int rank = 0; rank < program.rank_lists(); ++rank) h.integers(program.rank_tasks(rank));
   return h.hex();
 }
 
@@ -218,14 +220,15 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
                     rank, static_cast<int>(stream), to_string(stream).c_str());
       emit(buffer);
     }
-    const std::vector<int>& timed_ids = program.rank_tasks[timed_by(rank, program, timeline)];
+    const auto timed_ids = program.rank_tasks(timed_by(rank, program, timeline));
+    const auto ids = program.rank_tasks(rank);
     for (size_t position = 0; position < timed_ids.size(); ++position) {
-      const int id = program.rank_tasks[rank][position];
+      const int id = ids[position];
       const Task& t = program.tasks[id];
       const TaskTiming& timing = timeline.tasks[timed_ids[position]];
       std::snprintf(buffer, sizeof buffer,
                     R"j({"ph":"X","pid":%d,"tid":%d,"name":"%s","cat":"%s","ts":%.3f,"dur":%.3f,"args":{"id":%d,"stage":%d,"microbatch":%d)j",
-                    rank, static_cast<int>(t.stream), escaped(t.name).c_str(), to_string(t.kind).c_str(),
+                    rank, static_cast<int>(t.stream), escaped(task_name(program, t)).c_str(), to_string(t.kind).c_str(),
                     timing.start * 1e6, (timing.end - timing.start) * 1e6, t.id, t.stage, t.microbatch);
       std::string event = buffer;
       if (t.layer_end > t.layer_begin) {
@@ -238,7 +241,7 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
         event += buffer;
       }
       if (live && t.work >= 0 && static_cast<size_t>(id) < live->op_seconds.size() && !live->op_seconds[id].empty())
-        event += ops_field(program.works[t.work], live->op_seconds[id], t);
+        event += ops_field(program, live->op_seconds[id], t);
       emit(event + "}}");
     }
   }

@@ -100,13 +100,13 @@ public:
     if (*phase == "M" && f.text("name") == "process_name") add_rank_name(f, where);
     if (*phase != "X") return;  // metadata, instants and counters carry no task
 
-    Recorded r{{}, {}, index, {}, {}};
+    Recorded r{{}, {}, {}, index, {}, {}};
     Task& t = r.task;
     t.rank = static_cast<int>(f.required_integer("pid", 0));
     const int64_t tid = f.required_integer("tid", 0);
     if (tid >= streams) f.fail("tid", "unknown stream " + std::to_string(tid));
     t.stream = static_cast<Stream>(tid);
-    t.name = f.text("name").value_or("");
+    r.name = f.text("name").value_or("");
     const std::string category = f.text("cat").value_or("");
     const std::optional<TaskKind> kind = enum_named<TaskKind>(category, task_kinds);
     if (!kind) f.fail("cat", "unknown task kind '" + category + "'");
@@ -144,6 +144,8 @@ public:
     Program& p = step.program;
     const size_t n = recorded_.size();
     p.tasks.resize(n);
+    p.dep_begin.assign(n + 1, 0);  // a trace records no dependencies
+    p.recorded_names.resize(n);
     step.timeline.tasks.resize(n);
     std::vector<bool> seen(n, false);
     double first_start = recorded_.front().timing.start;  // live traces count from an arbitrary epoch
@@ -158,6 +160,7 @@ public:
       seen[id] = true;
       p.world_size = std::max(p.world_size, r.task.rank + 1);
       p.tasks[id] = r.task;
+      p.recorded_names[id] = std::move(r.name);
       r.timing = {r.timing.start - first_start, r.timing.end - first_start};
       step.timeline.tasks[id] = r.timing;
       step.timeline.step_seconds = std::max(step.timeline.step_seconds, r.timing.end);
@@ -165,7 +168,7 @@ public:
     for (const auto& [rank, coord] : coords_) p.world_size = std::max(p.world_size, rank + 1);
 
     p.coords.resize(p.world_size);
-    p.rank_tasks.resize(p.world_size);
+    std::vector<std::vector<int>> rank_tasks(p.world_size);
     for (int rank = 0; rank < p.world_size; ++rank) {
       auto it = coords_.find(rank);
       if (it == coords_.end())
@@ -177,10 +180,11 @@ public:
     }
     int stages = 1;
     for (const Recorded& r : recorded_) {  // in file order, which is each rank's issue order
-      p.rank_tasks[r.task.rank].push_back(r.task.id);
+      rank_tasks[r.task.rank].push_back(r.task.id);
       p.micro_batches = std::max(p.micro_batches, r.task.microbatch + 1);
       stages = std::max(stages, r.task.stage + 1);
     }
+    p.set_rank_tasks(rank_tasks);
     p.virtual_stages = std::max(1, stages / p.pipeline_size);
     read_other_data(document, step);
     read_ops(step);
@@ -190,6 +194,7 @@ public:
 private:
   struct Recorded {
     Task task;
+    std::string name;
     TaskTiming timing;
     size_t index;  // in traceEvents, for messages
     std::vector<Op> ops;  // live traces: the task's ops and what each took

@@ -5,7 +5,8 @@
 // treat a recorded step like a simulated one.
 //
 // A trace carries no groups or dependencies: the Program read back has none
-// (every deps list is empty). A simulated trace carries no works either
+// (Program::deps is empty for every task), and keeps the names it recorded
+// (Program::recorded_names). A simulated trace carries no works either
 // (compute tasks have work = -1). Its "otherData" (sim/program/trace.hpp) says where
 // it comes from and of what Program; traces written before simtrain recorded
 // that have none. A live trace ("otherData": {"source": "live", "device":

@@ -92,7 +92,7 @@ MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Prog
   const double parameters = parameters_on_rank(s, w, program, rank);
   add_model_states(m, s, w, parameters);
   std::vector<StagePass> passes;
-  for (int id : program.rank_tasks[rank]) {
+  for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks[id];
     if (t.kind == TaskKind::F || t.kind == TaskKind::B || t.kind == TaskKind::W)
       passes.push_back({t.kind, t.stage, t.microbatch});

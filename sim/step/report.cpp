@@ -73,7 +73,7 @@ TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int 
     int delta;
   };
   std::vector<Edge> edges;
-  for (int id : program.rank_tasks[rank]) {
+  for (int id : program.rank_tasks(rank)) {
     const TaskTiming& t = timeline.tasks[id];
     if (t.end <= t.start) continue;
     const int level = activity_level(program.tasks[id]);
