@@ -93,17 +93,17 @@ TEST_F(Limits, IntegerBeyondTheMaximum) {
               HasSubstr("training.seq_length: must be at most 1073741824, got 1000000000000000"));
 }
 
-// The Program's memory is estimated before it is built: 65536 GPUs x 1000
+// The Program's memory is estimated before it is built: 65536 GPUs x 2000
 // micro-batches would take more than the limit.
 TEST_F(Limits, ProgramTooLargeForMemory) {
   const std::string message = refusal([](json& s) {
     s["parallelism"] = {{"tensor_model_parallel_size", 1}, {"pipeline_model_parallel_size", 1}};
     s["cluster"]["num_gpus"] = 65536;
-    s["training"]["global_batch_size"] = 65536 * 1000;
+    s["training"]["global_batch_size"] = 65536 * 2000;
   });
   EXPECT_THAT(message, AllOf(HasSubstr(scenario_path() + ": too large to simulate (its Program would take about "),
                              HasSubstr(" GiB: about "),
-                             HasSubstr(" tasks, 65536 GPUs x 1000 micro-batches), more than the limit of 16 GiB; "
+                             HasSubstr(" tasks, 65536 GPUs x 2000 micro-batches), more than the limit of 16 GiB; "
                                        "simulate fewer GPUs or micro-batches")));
 }
 

@@ -130,7 +130,7 @@ TEST_F(LiveRun, ScaledDownRunSaysWhatWasScaled) {
 TEST_F(LiveRun, CompareAgainstTheSimulationAndCalibrate) {
   const std::vector<std::string> args = joined(kCpuSized, kDataParallel);
   ASSERT_EQ(live(4, joined(args, {"--trace", path("live.json")})).code, 0);
-  const fixtures::CliResult sim = fixtures::run_simtrain(joined({"simulate", "tiny-4gpu", "--quiet", "--trace", path("sim.json")}, args));
+  const fixtures::CliResult sim = fixtures::run_simtrain(joined({"simulate", "tiny-4gpu", "--quiet", "--trace", path("sim.json"), "--trace-ranks", "all"}, args));
   ASSERT_EQ(sim.code, 0) << sim.err;
   const fixtures::CliResult compared = fixtures::run_simtrain(
       {"compare", path("sim.json"), path("live.json"), "--calibrate", path("db.json"), "--json", path("cmp.json")});

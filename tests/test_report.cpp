@@ -234,9 +234,10 @@ void expect_same_bookkeeping(const std::string& text, const json& j) {
   EXPECT_THAT(text, HasSubstr("\ncompute times from:" + sources + "\n"));
   const json& s = j["simulation"];
   EXPECT_EQ(figures_on_line(text, "simulated",
-                            R"(([\d,]+) tasks \(([\d,]+) by actors\), ([\d,]+) network flows, ([\d,]+) closed-form collectives, in [\d.]+ s)"),
-            (std::vector<std::string>{with_commas(s["tasks"]), with_commas(s["simulated_tasks"]), with_commas(s["flows"]),
-                                      with_commas(s["closed_form_collectives"])}));
+                            R"(([\d,]+) tasks \(([\d,]+) by actors in ([\d,]+) of ([\d,]+) data-parallel replicas, one per class of equivalent ones\), ([\d,]+) network flows, ([\d,]+) closed-form collectives, in [\d.]+ s)"),
+            (std::vector<std::string>{with_commas(s["tasks"]), with_commas(s["simulated_tasks"]),
+                                      with_commas(s["simulated_replicas"]), with_commas(s["data_parallel_replicas"]),
+                                      with_commas(s["flows"]), with_commas(s["closed_form_collectives"])}));
 }
 
 void expect_text_agrees_with_json(const Reports& r) {
