@@ -83,6 +83,17 @@ std::string duration(double seconds) {
   return text;
 }
 
+// "search: 26 simulations in 14.2 s, 1.8 per second" (on standard error: the
+// figures on standard output depend on the scenario alone).
+void report_speed(std::ostream& err, const SearchCounts& counts, std::chrono::steady_clock::duration elapsed) {
+  const double seconds = std::chrono::duration<double>(elapsed).count();
+  const long long simulations = counts.simulated - counts.cache_hits;
+  char line[160];
+  std::snprintf(line, sizeof line, "search: %lld simulations in %.1f s, %.1f per second\n", simulations, seconds,
+                seconds > 0 ? static_cast<double>(simulations) / seconds : 0.0);
+  err << line;
+}
+
 // "search [#####.....] 120/340 simulated, 2876 pruned, 1m12s left"
 class ProgressBar {
 public:
@@ -182,10 +193,12 @@ void SearchCommand::run(std::ostream& out, std::ostream& err) const {
   const bool lead = distribution.rank == 0;
   std::unique_ptr<ProgressBar> bar;
   if (lead && !quiet_ && ::isatty(STDERR_FILENO)) bar = std::make_unique<ProgressBar>(err);
+  const auto start = std::chrono::steady_clock::now();
   const SearchResult result =
       run_search(request, distribution.simulator, [&](const SearchProgress& p) { if (bar) bar->show(p); });
   bar.reset();
   if (!lead) return;
+  if (!quiet_) report_speed(err, result.counts, std::chrono::steady_clock::now() - start);
   std::ostream& text = outputs.writes_standard_output() ? err : out;
   text << "searched around the scenario as given (after --set):\n";
   const Workload base_workload = build_workload(request.base);
