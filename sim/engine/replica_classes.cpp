@@ -5,6 +5,7 @@
 #include <map>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,6 +15,7 @@ namespace simtrain {
 namespace {
 
 constexpr uint32_t no_flow = UINT32_MAX;
+constexpr int max_refinement_rounds = 64;
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser
   x += 0x9e3779b97f4a7c15;
@@ -235,8 +237,10 @@ std::vector<uint64_t> ReplicaClasses::starting_together() const {
 // is its capacity, latency (a degraded or failing link is unlike any other)
 // and the multiset of the colours of the flows crossing it; a flow's, its
 // previous colour and the multiset of its links' colours; until the number
-// of colours stops growing.
-ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flow_colour,
+// of colours stops growing. Empty when it still grows after
+// max_refinement_rounds: differences that travel that far (along a ring of
+// hundreds of replicas, one hop a round) leave little to reduce.
+std::optional<ReplicaClasses::Colours> ReplicaClasses::refine_colours(std::vector<uint64_t> flow_colour,
                                                        const std::vector<double>& link_bytes_per_second,
                                                        const std::set<int>& altered_links) const {
   const size_t links = link_bytes_per_second.size();
@@ -246,7 +250,8 @@ ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flo
                            altered_links.count(static_cast<int>(l)) ? static_cast<int>(l) : -1);
   Colours c;
   size_t flow_colours = count_distinct(flow_colour);
-  for (;;) {
+  for (int round = 0;; ++round) {
+    if (round == max_refinement_rounds) return std::nullopt;
     c.link = link_base;
     for (uint32_t f = 0; f < flow_colour.size(); ++f)
       for (int link : flows_.route(f))
@@ -270,7 +275,14 @@ ReplicaClasses::Colours ReplicaClasses::refine_colours(std::vector<uint64_t> flo
 ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_bytes_per_second,
                                                const std::set<int>& altered_links) {
   for (;;) {
-    Colours colours = refine_colours(starting_together(), link_bytes_per_second, altered_links);
+    std::optional<Colours> refined = refine_colours(starting_together(), link_bytes_per_second, altered_links);
+    if (!refined) {  // every replica a class of its own: the full replay
+      std::vector<uint64_t> alone(replicas_);
+      std::iota(alone.begin(), alone.end(), uint64_t{0});
+      set_classes(alone);
+      return distinct_colours(link_bytes_per_second.size());
+    }
+    const Colours& colours = *refined;
     std::vector<uint64_t> keys(replicas_);
     for (int m = 0; m < replicas_; ++m) {
       uint64_t h = static_cast<uint64_t>(class_of_replica_[m]);
@@ -281,7 +293,7 @@ ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_b
     }
     const int before = count();
     set_classes(keys);
-    if (count() == before) return colours;
+    if (count() == before) return std::move(*refined);
   }
 }
 

@@ -24,6 +24,7 @@
 // full job has the very constraint of a representative link, and each flow
 // the same bottlenecks as its representative (proof in ARCHITECTURE.md).
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <span>
 #include <vector>
@@ -70,7 +71,7 @@ private:
   std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
                                        const std::set<int>& altered_links) const;
   std::vector<uint64_t> starting_together() const;
-  Colours refine_colours(std::vector<uint64_t> flow_colour, const std::vector<double>& link_bytes_per_second,
+  std::optional<Colours> refine_colours(std::vector<uint64_t> flow_colour, const std::vector<double>& link_bytes_per_second,
                          const std::set<int>& altered_links) const;
   Colours refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
   Colours distinct_colours(size_t links) const;
