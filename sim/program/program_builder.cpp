@@ -14,6 +14,22 @@ class Numbering {
 public:
   explicit Numbering(Program& program) : program_(program) {}
 
+  // Room for `ranks` ranks like `first`, so that the Program's arrays grow
+  // once rather than doubling (copies and page faults) all the way.
+  void reserve(const RankTasks& first, int ranks) {
+    size_t deps = 0, sends = 0;
+    for (const LoweredTask& lowered : first.tasks) {
+      deps += lowered.deps.size() + (lowered.task.kind == TaskKind::RECV);
+      sends += lowered.task.kind == TaskKind::SEND;
+    }
+    const size_t scale = static_cast<size_t>(ranks) + static_cast<size_t>(ranks) / 8;  // ranks may differ a little
+    program_.tasks.reserve(first.tasks.size() * scale);
+    program_.dep_begin.reserve(first.tasks.size() * scale + 1);
+    program_.dep_ids.reserve(deps * scale);
+    sends_.reserve(sends * scale);
+    receives_.reserve(sends * scale);
+  }
+
   void add(RankTasks& rank) {
     id_of_label_.assign(rank.next_label, -1);
     int id = static_cast<int>(program_.tasks.size());
@@ -70,6 +86,7 @@ Program build_program(const Scenario& scenario, const Workload& workload) {
   Numbering numbering(program);
   for (int rank = 0; rank < program.world_size; ++rank) {
     RankTasks lowered = lower_rank(context, rank, schedule[context.coords[rank].pp]);
+    if (rank == 0) numbering.reserve(lowered, program.world_size);
     numbering.add(lowered);
   }
   numbering.link_transfers();
