@@ -17,6 +17,14 @@ namespace simtrain {
 
 namespace {
 
+// Why a child that no one here killed died of a signal: a SIGKILL from
+// outside is, on Linux, most likely the out-of-memory killer.
+std::string killed_by(int signal) {
+  std::string reason = "simulation process killed by signal " + std::to_string(signal);
+  if (signal == SIGKILL) reason += " (most likely out of memory: simulate fewer GPUs or micro-batches)";
+  return reason;
+}
+
 volatile std::sig_atomic_t interrupted = 0;
 void on_interrupt(int) { interrupted = 1; }
 
@@ -142,8 +150,7 @@ std::string finish_child(Child& child, bool kill) {
   while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!kill && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
-    throw std::runtime_error(WIFSIGNALED(status) ? "simulation process killed by signal " + std::to_string(WTERMSIG(status))
-                                                 : "simulation process failed");
+    throw std::runtime_error(WIFSIGNALED(status) ? killed_by(WTERMSIG(status)) : "simulation process failed");
   return std::move(child.result);
 }
 
