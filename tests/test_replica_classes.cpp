@@ -32,10 +32,11 @@ nlohmann::json small_fat_tree(int leaf_oversubscription) {
 }
 
 int classes(const Timeline& timeline, const Program& program) {
-  if (timeline.representative_of_rank.empty()) return program.world_size / (program.tensor_size * program.pipeline_size);
+  const int ranks_per_replica = program.tensor_size * program.pipeline_size;
+  if (timeline.representative_of_rank.empty()) return program.world_size / ranks_per_replica;
   int representatives = 0;
   for (int r = 0; r < program.world_size; ++r) representatives += timeline.representative_of_rank[r] == r;
-  return representatives / (program.tensor_size * program.pipeline_size);
+  return representatives / ranks_per_replica;
 }
 
 void expect_near_fraction(double reduced, double full, double fraction_of, double fraction, const char* what) {

@@ -78,10 +78,10 @@ std::vector<char> LaneFlows::isolated_tp_groups(const std::vector<char>& spans_l
     if (!is_lane_comm(t, lanes_)) continue;
     const bool spans = is_collective(t.kind) && spans_lanes[t.group];
     const int lane = lanes_.lane_of_rank(t.rank);
-    if (!(t.kind == TaskKind::SEND ? seen.emplace(-1, t.rank, t.peer, t.bytes, lane)
-                                   : seen.emplace(static_cast<int>(t.kind), t.group, t.count, t.bytes, spans ? lane : -1))
-             .second)
-      continue;
+    const auto key = t.kind == TaskKind::SEND ? std::make_tuple(-1, t.rank, t.peer, t.bytes, lane)
+                                              : std::make_tuple(static_cast<int>(t.kind), t.group, t.count, t.bytes,
+                                                                spans ? lane : -1);
+    if (!seen.insert(key).second) continue;
     for_each_lane_flow(prog_, lanes_, plans, t, spans, [&](const Flow& f, int user) {
       for (int link : fabric_.route(f.src, f.dst)) {
         if (first_user[link] == no_user) first_user[link] = user;

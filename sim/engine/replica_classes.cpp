@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <map>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -46,13 +46,15 @@ size_t count_distinct(const std::vector<uint64_t>& values) {
 // Ordered: the sequence of values, not their multiset.
 uint64_t combine(uint64_t hash, uint64_t value) { return mix(hash ^ mix(value)); }
 uint64_t combine(uint64_t hash, double value) { return combine(hash, std::bit_cast<uint64_t>(value)); }
-uint64_t combine(uint64_t hash, int value) { return combine(hash, static_cast<uint64_t>(static_cast<uint32_t>(value))); }
+uint64_t combine(uint64_t hash, int value) {
+  return combine(hash, static_cast<uint64_t>(static_cast<uint32_t>(value)));
+}
 
 }  // namespace
 
-ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, const Lanes& lanes, const LaneFlows& lane_flows,
-                               const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links,
-                               const ReplayOptions& options)
+ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, const Lanes& lanes,
+                               const LaneFlows& lane_flows, const std::vector<double>& link_bytes_per_second,
+                               const std::set<int>& altered_links, const ReplayOptions& options)
     : prog_(program), fabric_(fabric), lanes_(lanes), flows_(lane_flows) {
   find_replicas();
   structure_ = structure_signatures();
@@ -60,7 +62,8 @@ ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, con
   for (const Group& g : prog_.groups)
     for (int r : g.ranks) spans_replicas_[g.id] |= replica_of(r) != replica_of(g.ranks.front());
   std::vector<uint64_t> keys = structure_;
-  for (int r = 0; r < prog_.world_size; ++r) keys[replica_of(r)] = combine(keys[replica_of(r)], lanes_.lane_of(r).speed);
+  for (int r = 0; r < prog_.world_size; ++r)
+    keys[replica_of(r)] = combine(keys[replica_of(r)], lanes_.lane_of(r).speed);
   for (const FailureEvent& e : options.failures)
     if (e.rank >= 0) keys[replica_of(e.rank)] = combine(keys[replica_of(e.rank)], replica_of(e.rank) + 1);
   if (options.full_replay) std::iota(keys.begin(), keys.end(), uint64_t{0});
@@ -71,7 +74,8 @@ ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, con
                                    : refine(link_bytes_per_second, altered_links));
   representative_of_rank_.resize(prog_.world_size);
   for (int r = 0; r < prog_.world_size; ++r)
-    representative_of_rank_[r] = ranks_of_replica_[representatives_[class_of_replica_[replica_of(r)]]][slot_of_rank_[r]];
+    representative_of_rank_[r] =
+        ranks_of_replica_[representatives_[class_of_replica_[replica_of(r)]]][slot_of_rank_[r]];
 }
 
 // Replicas by the Program's coordinates, each rank at its slot (pp, tp);
@@ -125,7 +129,8 @@ int ReplicaClasses::stand_in(int id) const {
 std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   std::vector<uint64_t> signature(replicas_, 0);
   auto place = [&](int id) {  // a task's place in any replica: its rank's slot and its position there
-    return (static_cast<uint64_t>(slot_of_rank_[prog_.tasks[id].rank]) << 32) | static_cast<uint32_t>(position_in_rank(id));
+    return (static_cast<uint64_t>(slot_of_rank_[prog_.tasks[id].rank]) << 32) |
+           static_cast<uint32_t>(position_in_rank(id));
   };
   for (int r = 0; r < prog_.world_size; ++r) {
     if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
@@ -140,7 +145,8 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
       if (t.peer >= 0) h = combine(h, t.peer < prog_.world_size ? slot_of_rank_[t.peer] : t.peer);
       for (int dep : prog_.deps(t)) {
         const int dep_replica = replica_of(prog_.tasks[dep].rank);
-        h = combine(combine(h, place(dep)), dep_replica == replica_of(r) ? -1 : dep_replica);  // another replica's: unlike any
+        // A task of another replica is unlike any.
+        h = combine(combine(h, place(dep)), dep_replica == replica_of(r) ? -1 : dep_replica);
       }
       if (const LaneComm* comm = flows_.comm(id)) {
         h = combine(combine(h, static_cast<int>(comm->flow_count)), comm->later_steps_latency_seconds);
@@ -351,7 +357,8 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
     });
   std::vector<int> canonical(links, -1);
   for (size_t l = 0; l < links; ++l)
-    if (auto it = link_of_colour.find(link_colour[l]); binding_[l] && it != link_of_colour.end()) canonical[l] = it->second;
+    if (auto it = link_of_colour.find(link_colour[l]); binding_[l] && it != link_of_colour.end())
+      canonical[l] = it->second;
   // n: by canonical link and flow colour, the flows of the full job crossing it.
   std::map<std::pair<int, uint64_t>, int64_t> crossing;
   for (uint32_t f = 0; f < flows; ++f)

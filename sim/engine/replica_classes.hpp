@@ -5,24 +5,25 @@
 // and the replay runs one of them, the class's representative, for all.
 //
 // How classes are found: replicas start in one class per set of GPU speeds
-// and task-list structure (a failing GPU's replica is alone); then, as
-// colour refinement does for graphs, classes split until every member's
-// flows are indistinguishable from its representative's. Each link gets a
-// signature: the multiset of representative flows its traffic copies
-// (each flow of a member stands for the flow at the same place of its
-// representative), its capacity and latency (a degraded or failing link is
-// unlike any other); each flow the multiset of its links' signatures; a
-// member whose flows' signatures differ from its representative's leaves for
-// a class of its own kind.
+// and task-list structure (a failing GPU's replica is alone). Flows that
+// start together share a colour: a class's flows at one place of its task
+// lists, and, across classes, those at one place of a collective whose
+// group spans replicas (its barrier releases them at once). Colour
+// refinement then colours each link by its capacity, latency (a degraded or
+// failing link is unlike any other) and the multiset of its flows' colours,
+// and each flow by its colour and the multiset of its links' colours, until
+// no colour splits; a member whose flows' colours differ from its
+// representative's leaves for a class of its own kind, and refinement starts
+// again, until no class splits. Links that can never limit a flow are left
+// out; refinement still splitting after 64 rounds gives up the reduction.
 //
-// How shared links still see every class: once stable, each representative
-// flow f crosses each link L of its route with the weight n(L, f), the
-// number of flows standing for f that cross L in the full job (SimGrid adds
-// up a link listed k times in a route), over a capacity divided by the
-// greatest common divisor of those weights. The full job's max-min sharing
-// then gives every flow the rate of the flow it stands for: each link of the
-// full job has the very constraint of a representative link, and each flow
-// the same bottlenecks as its representative (proof in ARCHITECTURE.md).
+// How shared links still see every class: at the fixed point flows and links
+// form an equitable partition, so max-min sharing raises all flows of a
+// colour alike. One link per colour stands for all of that colour; a
+// simulated flow of colour k crosses it with weight n/s (n flows of colour k
+// cross it in the full job, s of them are simulated; SimGrid counts a link
+// listed r times in a route r times), over a capacity scaled to make the
+// weights whole (ARCHITECTURE.md, "The replay, reduced by symmetry").
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -71,8 +72,9 @@ private:
   std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
                                        const std::set<int>& altered_links) const;
   std::vector<uint64_t> starting_together() const;
-  std::optional<Colours> refine_colours(std::vector<uint64_t> flow_colour, const std::vector<double>& link_bytes_per_second,
-                         const std::set<int>& altered_links) const;
+  std::optional<Colours> refine_colours(std::vector<uint64_t> flow_colour,
+                                        const std::vector<double>& link_bytes_per_second,
+                                        const std::set<int>& altered_links) const;
   Colours refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
   Colours distinct_colours(size_t links) const;
   void set_classes(const std::vector<uint64_t>& keys);
