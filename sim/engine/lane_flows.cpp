@@ -38,7 +38,7 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     : prog_(program), fabric_(fabric), lanes_(lanes) {
   std::vector<char> spans_lanes(prog_.groups.size());
   for (const Group& g : prog_.groups)
-    spans_lanes[g.id] = lanes_.lane_of_rank(g.ranks.front()) != lanes_.lane_of_rank(g.ranks.back());
+    spans_lanes[g.id] = lanes_.spans_lanes(g);
   const std::vector<char> isolated = isolated_tp_groups(spans_lanes, altered_links, plans);
   comm_of_task_.assign(prog_.tasks.size(), -1);
   route_begin_.push_back(0);

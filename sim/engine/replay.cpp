@@ -82,7 +82,7 @@ public:
     for (size_t l = 0; l < lanes_.size(); ++l)
       lane_sync_.push_back({sg4::Mutex::create(), sg4::ConditionVariable::create()});
     start_actors();
-    start_failure_injector(capacities);
+    start_failure_injector();
     engine.run();
     return finish();
   }
@@ -152,19 +152,18 @@ private:
       }
     }
     for (const Group& g : prog_.groups) {
-      const bool spans_lanes = lanes_.lane_of_rank(g.ranks.front()) != lanes_.lane_of_rank(g.ranks.back());
       const auto arriving = std::count_if(g.ranks.begin(), g.ranks.end(), [&](int r) { return classes_.simulated(r); });
-      if (spans_lanes && lanes_.is_representative(g.ranks.front()) && arriving > 0)
+      if (lanes_.spans_lanes(g) && lanes_.is_representative(g.ranks.front()) && arriving > 0)
         barriers_[g.id] = sg4::Barrier::create(static_cast<unsigned>(arriving));
     }
   }
 
   // A daemon: the job ends when its tasks do, whatever failures are still to come.
-  void start_failure_injector(const std::vector<double>& capacities) {
+  void start_failure_injector() {
     if (options_.failures.empty()) return;
     auto stop = [this](const std::string& reason) { stop_job(reason); };
     std::vector<double> nominal;  // what a link's degradation is a fraction of, on this platform
-    for (size_t l = 0; l < capacities.size(); ++l)
+    for (size_t l = 0; l < fabric_.links().size(); ++l)
       nominal.push_back(fabric_.links()[l].bytes_per_second * classes_.capacity_scale(static_cast<int>(l)));
     FailureInjector injector(options_.failures, platform_, fabric_, std::move(nominal), stop);
     sg4::Actor::create("failures", platform_.controller, std::move(injector))->daemonize();

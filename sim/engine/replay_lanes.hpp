@@ -27,6 +27,10 @@ public:
   int lane_of_rank(int rank) const { return lane_of_rank_[rank]; }
   const Lane& lane_of(int rank) const { return lanes_[lane_of_rank_[rank]]; }
   bool is_representative(int rank) const { return lane_of(rank).members[0] == rank; }
+  // Whether a group's ranks are in more than one lane (each lane then drives its own flows).
+  bool spans_lanes(const Group& group) const {
+    return lane_of_rank(group.ranks.front()) != lane_of_rank(group.ranks.back());
+  }
   // The representative's task that stands for task `id`.
   int representative_task(int id) const { return rep_task_[id]; }
   // The task at `rep_task`'s position on each member of its lane, the representative's own first.
