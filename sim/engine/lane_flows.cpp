@@ -36,10 +36,7 @@ bool is_lane_comm(const Task& task, const Lanes& lanes) {
 LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
                      const std::set<int>& altered_links)
     : prog_(program), fabric_(fabric), lanes_(lanes) {
-  std::vector<char> spans_lanes(prog_.groups.size());
-  for (const Group& g : prog_.groups)
-    spans_lanes[g.id] = lanes_.spans_lanes(g);
-  const std::vector<char> isolated = isolated_tp_groups(spans_lanes, altered_links, plans);
+  const std::vector<char> isolated = isolated_tp_groups(altered_links, plans);
   comm_of_task_.assign(prog_.tasks.size(), -1);
   route_begin_.push_back(0);
   for (const Task& t : prog_.tasks) {
@@ -49,7 +46,7 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     comm.first_flow = static_cast<uint32_t>(flows_.size());
     if (is_collective(t.kind)) {
       const CollectivePlan& plan = plans.plan(t, prog_.groups[t.group]);
-      comm.spans_lanes = spans_lanes[t.group];
+      comm.spans_lanes = lanes_.spans_lanes(prog_.groups[t.group]);
       comm.later_steps_latency_seconds = plan.latency_seconds - plan.step_latency_seconds;
       if (!comm.spans_lanes && isolated[t.group]) comm.closed_form = &plans.closed_form(plan);
     }
@@ -67,8 +64,7 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
 
 // TP groups whose flows have their links to themselves (no other group or
 // transfer crosses them, none is degraded or fails) are timed in closed form.
-std::vector<char> LaneFlows::isolated_tp_groups(const std::vector<char>& spans_lanes,
-                                                const std::set<int>& altered_links, CollectivePlanCache& plans) const {
+std::vector<char> LaneFlows::isolated_tp_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const {
   const int no_user = std::numeric_limits<int>::min();
   std::vector<int> first_user(fabric_.links().size(), no_user);
   std::vector<char> shared(fabric_.links().size(), 0);
@@ -76,7 +72,7 @@ std::vector<char> LaneFlows::isolated_tp_groups(const std::vector<char>& spans_l
   std::set<std::tuple<int, int, int, double, int>> seen;  // kind, rank or group, peer or count, bytes, lane
   for (const Task& t : prog_.tasks) {
     if (!is_lane_comm(t, lanes_)) continue;
-    const bool spans = is_collective(t.kind) && spans_lanes[t.group];
+    const bool spans = is_collective(t.kind) && lanes_.spans_lanes(prog_.groups[t.group]);
     const int lane = lanes_.lane_of_rank(t.rank);
     const auto key = t.kind == TaskKind::SEND ? std::make_tuple(-1, t.rank, t.peer, t.bytes, lane)
                                               : std::make_tuple(static_cast<int>(t.kind), t.group, t.count, t.bytes,

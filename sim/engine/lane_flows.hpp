@@ -45,8 +45,7 @@ public:
   }
 
 private:
-  std::vector<char> isolated_tp_groups(const std::vector<char>& spans_lanes, const std::set<int>& altered_links,
-                                       CollectivePlanCache& plans) const;
+  std::vector<char> isolated_tp_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const;
 
   const Program& prog_;
   const Fabric& fabric_;
