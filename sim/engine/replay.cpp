@@ -291,6 +291,7 @@ private:
     timeline.tasks_stood_for = tasks_stood_for_;
     if (classes_.count() < prog_.world_size / (prog_.tensor_size * prog_.pipeline_size))
       timeline.representative_of_rank = classes_.representative_of_rank();
+    timeline.approximate_after_rounds = classes_.approximate_after_rounds();
     timeline.busiest_links = busiest_links(timeline);
     return timeline;
   }

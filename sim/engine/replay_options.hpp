@@ -36,6 +36,10 @@ struct ReplayOptions {
   // Run every data-parallel replica, not one per class of equivalent replicas
   // (sim/engine/replica_classes.hpp): slower, for checking the reduction.
   bool full_replay = false;
+  // Rounds of colour refinement (at least 1) the reduction may take to tell
+  // replicas apart; where differences still spread after them, replicas
+  // alike that far form the classes (an approximation the report names).
+  int max_refinement_rounds = 64;
   std::vector<double> gpu_speed_factors;                 // per rank (empty: all 1); a TP group runs at its slowest
   std::map<std::string, double> link_bandwidth_factors;  // fabric link name -> fraction of nominal bandwidth
   std::vector<FailureEvent> failures;

@@ -15,7 +15,6 @@ namespace simtrain {
 namespace {
 
 constexpr uint32_t no_flow = UINT32_MAX;
-constexpr int max_refinement_rounds = 64;
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser
   x += 0x9e3779b97f4a7c15;
@@ -55,7 +54,7 @@ uint64_t combine(uint64_t hash, int value) {
 ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, const Lanes& lanes,
                                const LaneFlows& lane_flows, const std::vector<double>& link_bytes_per_second,
                                const std::set<int>& altered_links, const ReplayOptions& options)
-    : prog_(program), fabric_(fabric), lanes_(lanes), flows_(lane_flows) {
+    : prog_(program), fabric_(fabric), lanes_(lanes), flows_(lane_flows), max_rounds_(std::max(1, options.max_refinement_rounds)) {
   find_replicas();
   structure_ = structure_signatures();
   spans_replicas_.assign(prog_.groups.size(), 0);
@@ -243,10 +242,11 @@ std::vector<uint64_t> ReplicaClasses::starting_together() const {
 // is its capacity, latency (a degraded or failing link is unlike any other)
 // and the multiset of the colours of the flows crossing it; a flow's, its
 // previous colour and the multiset of its links' colours; until the number
-// of colours stops growing. Empty when it still grows after
-// max_refinement_rounds: differences that travel that far (along a ring of
-// hundreds of replicas, one hop a round) leave little to reduce.
-std::optional<ReplicaClasses::Colours> ReplicaClasses::refine_colours(std::vector<uint64_t> flow_colour,
+// of colours stops growing, or for max_rounds_. The flow colours
+// returned are those the link colours were made of, so that every link of
+// a colour carries flows of the same colours even when refinement stopped
+// before settling.
+ReplicaClasses::Refined ReplicaClasses::refine_colours(std::vector<uint64_t> flow_colour,
                                                        const std::vector<double>& link_bytes_per_second,
                                                        const std::set<int>& altered_links) const {
   const size_t links = link_bytes_per_second.size();
@@ -254,41 +254,51 @@ std::optional<ReplicaClasses::Colours> ReplicaClasses::refine_colours(std::vecto
   for (size_t l = 0; l < links; ++l)
     link_base[l] = combine(combine(combine(uint64_t{0}, link_bytes_per_second[l]), fabric_.links()[l].latency_seconds),
                            altered_links.count(static_cast<int>(l)) ? static_cast<int>(l) : -1);
-  Colours c;
+  // The links of each flow's route that can bind, laid out flat.
+  std::vector<uint32_t> route_begin(flow_colour.size() + 1, 0);
+  std::vector<int> route_links;
+  for (uint32_t f = 0; f < flow_colour.size(); ++f) {
+    for (int link : flows_.route(f))
+      if (binding_[link]) route_links.push_back(link);
+    route_begin[f + 1] = static_cast<uint32_t>(route_links.size());
+  }
+  auto route = [&](uint32_t f) {
+    return std::span<const int>(route_links.data() + route_begin[f], route_begin[f + 1] - route_begin[f]);
+  };
+  Refined refined;
+  Colours& c = refined.colours;
   size_t flow_colours = count_distinct(flow_colour);
+  std::vector<uint64_t> next(flow_colour.size());
   for (int round = 0;; ++round) {
-    if (round == max_refinement_rounds) return std::nullopt;
     c.link = link_base;
     for (uint32_t f = 0; f < flow_colour.size(); ++f)
-      for (int link : flows_.route(f))
-        if (binding_[link]) c.link[link] += mix(flow_colour[f]);  // a sum: a multiset
+      for (int link : route(f)) c.link[link] += mix(flow_colour[f]);  // a sum: a multiset
+    if (round == max_rounds_) {
+      refined.settled = false;
+      break;
+    }
     for (uint32_t f = 0; f < flow_colour.size(); ++f) {
       uint64_t links_seen = 0;
-      for (int link : flows_.route(f))
-        if (binding_[link]) links_seen += mix(c.link[link]);
-      flow_colour[f] = combine(flow_colour[f], links_seen);
+      for (int link : route(f)) links_seen += mix(c.link[link]);
+      next[f] = combine(flow_colour[f], links_seen);
     }
-    const size_t now = count_distinct(flow_colour);
+    const size_t now = count_distinct(next);
     if (now == flow_colours) break;
     flow_colours = now;
+    flow_colour.swap(next);
   }
   c.flow = std::move(flow_colour);
-  return c;
+  return refined;
 }
 
 // Splits classes until every member's flows look like its representative's;
-// returns the colours of that last partition.
+// returns the colours of that last partition. Where refinement does not
+// settle, the classes of its last round stand (approximate_after_rounds()).
 ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_bytes_per_second,
                                                const std::set<int>& altered_links) {
   for (;;) {
-    std::optional<Colours> refined = refine_colours(starting_together(), link_bytes_per_second, altered_links);
-    if (!refined) {  // every replica a class of its own: the full replay
-      std::vector<uint64_t> alone(replicas_);
-      std::iota(alone.begin(), alone.end(), uint64_t{0});
-      set_classes(alone);
-      return distinct_colours(link_bytes_per_second.size());
-    }
-    const Colours& colours = *refined;
+    Refined refined = refine_colours(starting_together(), link_bytes_per_second, altered_links);
+    const Colours& colours = refined.colours;
     std::vector<uint64_t> keys(replicas_);
     for (int m = 0; m < replicas_; ++m) {
       uint64_t h = static_cast<uint64_t>(class_of_replica_[m]);
@@ -299,7 +309,8 @@ ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_b
     }
     const int before = count();
     set_classes(keys);
-    if (count() == before) return std::move(*refined);
+    approximate_ = !refined.settled;
+    if (count() == before || approximate_) return std::move(refined.colours);
   }
 }
 

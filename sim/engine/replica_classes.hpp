@@ -15,7 +15,10 @@
 // no colour splits; a member whose flows' colours differ from its
 // representative's leaves for a class of its own kind, and refinement starts
 // again, until no class splits. Links that can never limit a flow are left
-// out; refinement still splitting after 64 rounds gives up the reduction.
+// out. Refinement still splitting after ReplayOptions::max_refinement_rounds
+// (64) stops there: replicas alike as far as those rounds see form the
+// classes, an approximation (differences that travel farther, one ring hop
+// a round, are ignored) that the report names.
 //
 // How shared links still see every class: at the fixed point flows and links
 // form an equitable partition, so max-min sharing raises all flows of a
@@ -60,10 +63,18 @@ public:
   std::span<const WeightedLink> weighted_route(uint32_t flow) const;
   // What a link's capacity is multiplied by so that its weights are whole (1 where unused).
   double capacity_scale(int link) const { return capacity_scale_[link]; }
+  // 0 where colour refinement settled (classes of exactly equivalent
+  // replicas); else the rounds after which it stopped, its classes holding
+  // replicas alike that far.
+  int approximate_after_rounds() const { return approximate_ ? max_rounds_ : 0; }
 
 private:
   struct Colours {
     std::vector<uint64_t> link, flow;
+  };
+  struct Refined {
+    Colours colours;
+    bool settled = true;
   };
   int replica_of(int rank) const { return replica_of_rank_[rank]; }
   void find_replicas();
@@ -72,7 +83,7 @@ private:
   std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
                                        const std::set<int>& altered_links) const;
   std::vector<uint64_t> starting_together() const;
-  std::optional<Colours> refine_colours(std::vector<uint64_t> flow_colour,
+  Refined refine_colours(std::vector<uint64_t> flow_colour,
                                         const std::vector<double>& link_bytes_per_second,
                                         const std::set<int>& altered_links) const;
   Colours refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
@@ -86,7 +97,9 @@ private:
   const Fabric& fabric_;
   const Lanes& lanes_;
   const LaneFlows& flows_;
+  const int max_rounds_;
   int replicas_ = 1;
+  bool approximate_ = false;
   std::vector<std::vector<int>> ranks_of_replica_;  // by replica, by slot (pp, tp; tp fastest)
   std::vector<int> slot_of_rank_, replica_of_rank_;
   std::vector<int> class_of_replica_, representatives_, class_size_;

@@ -48,6 +48,7 @@ std::string timeline_to_bytes(const Timeline& timeline) {
   append(out, static_cast<uint64_t>(timeline.representative_of_rank.size()));
   out.append(reinterpret_cast<const char*>(timeline.representative_of_rank.data()),
              timeline.representative_of_rank.size() * sizeof(int));
+  append(out, static_cast<uint64_t>(timeline.approximate_after_rounds));
   append(out, static_cast<uint64_t>(timeline.stopped));
   append_text(out, timeline.stop_reason);
   append(out, static_cast<uint64_t>(timeline.busiest_links.size()));
@@ -72,6 +73,7 @@ Timeline timeline_from_bytes(const std::string& bytes, size_t task_count) {
   if (ranks > (bytes.size() - offset) / sizeof(int)) truncated();
   timeline.representative_of_rank.resize(ranks);
   for (int& rank : timeline.representative_of_rank) rank = take<int>(bytes, offset);
+  timeline.approximate_after_rounds = static_cast<int>(take<uint64_t>(bytes, offset));
   timeline.stopped = take<uint64_t>(bytes, offset) != 0;
   timeline.stop_reason = take_text(bytes, offset);
   timeline.busiest_links.resize(take<uint64_t>(bytes, offset));

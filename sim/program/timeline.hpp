@@ -48,6 +48,10 @@ struct Timeline {
   // replay runs one data-parallel replica per class of equivalent replicas,
   // see sim/engine/replica_classes.hpp); empty: every rank ran its own.
   std::vector<int> representative_of_rank;
+  // 0 where the reduction's classes hold exactly equivalent replicas; else
+  // the rounds of colour refinement after which it stopped, its classes
+  // holding replicas alike that far (ReplayOptions::max_refinement_rounds).
+  int approximate_after_rounds = 0;
   std::vector<LinkLoad> busiest_links;  // highest bytes / bandwidth first, at most 10
   std::optional<LiveRecord> live;       // set by live runs only
 };

@@ -156,6 +156,7 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
                                                [r = 0](int rep) mutable { return rep == r++; });
     r.simulated_replicas = static_cast<int>(representatives) / (program.tensor_size * program.pipeline_size);
   }
+  r.approximate_after_rounds = timeline.approximate_after_rounds;
   r.flows = static_cast<long long>(timeline.flows);
   r.closed_form_collectives = static_cast<long long>(timeline.closed_form_collectives);
   r.wall_seconds = wall_seconds;
@@ -236,6 +237,8 @@ ordered_json to_json(const StepReport& r) {
             {"simulated_tasks", r.simulated_tasks},
             {"data_parallel_replicas", r.data_parallel_replicas},
             {"simulated_replicas", r.simulated_replicas},
+            {"replica_classes", r.approximate_after_rounds ? "approximate" : "exact"},
+            {"approximate_after_rounds", r.approximate_after_rounds},
             {"flows", r.flows},
             {"closed_form_collectives", r.closed_form_collectives}}},
           {"scenario_document", r.configuration}};
@@ -317,7 +320,11 @@ void add_simulation_footer(std::string& out, const StepReport& r) {
   }
   out += "\nsimulated " + with_commas(r.tasks) + " tasks (" + with_commas(r.simulated_tasks) + " by actors in " +
          with_commas(r.simulated_replicas) + " of " + with_commas(r.data_parallel_replicas) +
-         " data-parallel replicas, one per class of equivalent ones), " +
+         " data-parallel replicas, one per class of " +
+         (r.approximate_after_rounds ? "replicas alike over " + std::to_string(r.approximate_after_rounds) +
+                                           " rounds of refinement: approximate, --full-replay for exact"
+                                     : std::string("equivalent ones")) +
+         "), " +
          with_commas(r.flows) + " network flows, " + with_commas(r.closed_form_collectives) +
          " closed-form collectives, in " + format("%.2f s", r.wall_seconds) + "\n";
 }

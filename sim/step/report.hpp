@@ -85,6 +85,7 @@ struct StepReport {
   long long simulated_tasks = 0;
   int data_parallel_replicas = 1;
   int simulated_replicas = 1;  // one per class of equivalent replicas (sim/engine/replica_classes.hpp)
+  int approximate_after_rounds = 0;  // Timeline's: 0 where classes hold exactly equivalent replicas
   long long flows = 0;
   long long closed_form_collectives = 0;
   double wall_seconds = 0;
