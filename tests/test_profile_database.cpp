@@ -269,7 +269,8 @@ TEST_F(KernelProfileScenario, ReportCountsTheSourceOfEveryOp) {
 TEST(MakeCostModel, WithoutAProfileTheRooflineIsUsed) {
   json scenario = fixtures::read_json(std::filesystem::path(SIMTRAIN_SOURCE_DIR) / "scenarios/tiny-4gpu.json");
   // A GPU no built-in profile can have been measured on.
-  scenario["cluster"]["gpu"] = {{"name", "Test GPU"}, {"peak_bf16_tflops", 100}, {"hbm_GBps", 1000}, {"memory_GiB", 80}};
+  scenario["cluster"]["gpu"] = {{"name", "Test GPU"}, {"peak_bf16_tflops", 100}, {"hbm_GBps", 1000}, {"memory_GiB", 80},
+                               {"sm_count", 132},        {"tensor_clock_MHz", 1830}, {"sustained_tensor_clock_MHz", 1649}};
   const Scenario s = fixtures::scenario_from(scenario);
   EXPECT_EQ(make_cost_model(s)->op_time(gemm_op("qkv", 1024, 1024, 1024), Dtype::bf16).source, TimeSource::roofline);
 }

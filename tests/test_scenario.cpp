@@ -138,6 +138,13 @@ TEST_P(BadScenario, NamesFileFieldAndReason) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
+// A GPU described inline, every field given.
+json custom_gpu() {
+  return {{"name", "custom"},   {"peak_bf16_tflops", 989}, {"hbm_GBps", 3350},
+          {"memory_GiB", 80},   {"sm_count", 132},         {"tensor_clock_MHz", 1830},
+          {"sustained_tensor_clock_MHz", 1649}};
+}
+
 const BadCase bad_cases[] = {
     {"missing_required_field", [](json& s) { s["training"].erase("seq_length"); }, "training.seq_length", "missing"},
     {"mistyped_field",
@@ -185,6 +192,24 @@ const BadCase bad_cases[] = {
      "'2f2b' is not one of: gpipe, 1f1b, interleaved_1f1b, zb_h1"},
     {"unknown_gpu", [](json& s) { s["cluster"]["gpu"] = "B200"; }, "cluster.gpu",
      "unknown GPU 'B200' (known: A100-80GB, H100-SXM, H200)"},
+    {"custom_gpu_without_sm_count",
+     [](json& s) {
+       s["cluster"]["gpu"] = custom_gpu();
+       s["cluster"]["gpu"].erase("sm_count");
+     },
+     "cluster.gpu.sm_count", "missing"},
+    {"custom_gpu_without_sustained_clock",
+     [](json& s) {
+       s["cluster"]["gpu"] = custom_gpu();
+       s["cluster"]["gpu"].erase("sustained_tensor_clock_MHz");
+     },
+     "cluster.gpu.sustained_tensor_clock_MHz", "missing"},
+    {"custom_gpu_sustaining_more_than_its_clock",
+     [](json& s) {
+       s["cluster"]["gpu"] = custom_gpu();
+       s["cluster"]["gpu"]["sustained_tensor_clock_MHz"] = 2000;
+     },
+     "cluster.gpu.sustained_tensor_clock_MHz", "must be at most tensor_clock_MHz (1830), got 2000"},
     {"unknown_topology", [](json& s) { s["cluster"]["topology"] = "my-cluster"; }, "cluster.topology",
      "unknown topology 'my-cluster' (built in: dgx-a100-superpod, dgx-h100-superpod"},
     {"fp8_on_a100",
@@ -340,6 +365,13 @@ TEST_F(ScenarioTest, NicsMustDivideGpusPerNode) {
   EXPECT_THAT(error_of([](json& s) { s["cluster"]["topology"] = "small.json"; }),
               AllOf(HasSubstr((dir_ / "small.json").string()), HasSubstr("nics_per_node"),
                     HasSubstr("must divide gpus_per_node (8)")));
+}
+
+TEST(GpuFromJson, ReadsTheGemmModelFields) {
+  const GpuSpec gpu = gpu_from_json(custom_gpu(), "s.json", "cluster.gpu");
+  EXPECT_EQ(gpu.sm_count, 132);
+  EXPECT_DOUBLE_EQ(gpu.tensor_clock_hz, 1830e6);
+  EXPECT_DOUBLE_EQ(gpu.sustained_tensor_clock_hz, 1649e6);
 }
 
 }  // namespace

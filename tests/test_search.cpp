@@ -36,7 +36,8 @@ json small_scenario() {
   doc["model"]["vocab_size"] = 32000;
   doc["model"]["max_position_embeddings"] = 2048;
   doc["training"] = {{"seq_length", 2048}, {"global_batch_size", 32}};
-  doc["cluster"]["gpu"] = {{"name", "small"}, {"peak_bf16_tflops", 400}, {"hbm_GBps", 2000}, {"memory_GiB", 2.5}};
+  doc["cluster"]["gpu"] = {{"name", "small"}, {"peak_bf16_tflops", 400}, {"hbm_GBps", 2000}, {"memory_GiB", 2.5},
+                           {"sm_count", 132},   {"tensor_clock_MHz", 1830}, {"sustained_tensor_clock_MHz", 1649}};
   doc["cluster"]["price_per_gpu_hour"] = 2.0;
   doc["parallelism"] = json::object();
   return doc;

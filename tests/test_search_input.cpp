@@ -69,7 +69,7 @@ TEST(SearchInput, AGpuCountNoStrategyFitsSaysWhyByRule) {
 // count, 1 not the batch (data parallel 4 x micro-batch 4); the other 17 are
 // valid and out of memory.
 TEST(SearchInput, AGridOfWhichNothingFitsCountsTheOutOfMemoryToo) {
-  const std::string gpu = R"(cluster.gpu={"name": "small", "peak_bf16_tflops": 100, "hbm_GBps": 100, "memory_GiB": 0.01})";
+  const std::string gpu = R"(cluster.gpu={"name": "small", "peak_bf16_tflops": 100, "hbm_GBps": 100, "memory_GiB": 0.01, "sm_count": 132, "tensor_clock_MHz": 1830, "sustained_tensor_clock_MHz": 1649})";
   EXPECT_EQ(refusal(small_search({"--set", gpu})), "simtrain: search: " + no_configuration +
                                                        "48 grid points: 0 duplicates, 31 invalid (30 " + num_gpus_rule +
                                                        "; 1 " + batch_rule + "), 17 out of memory\n");

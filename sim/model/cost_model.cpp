@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/model/gemm_model.hpp"
+
 namespace simtrain {
 
 std::string to_string(TimeSource source) {
@@ -14,13 +16,14 @@ std::string to_string(TimeSource source) {
 }
 
 OpTime RooflineModel::op_time(const Op& op, Dtype dtype) const {
-  double compute_seconds = 0;
   if (op.op_class == OpClass::gemm) {
-    const double peak = dtype == Dtype::fp8 && gpu_.peak_fp8_flops > 0 ? gpu_.peak_fp8_flops : gpu_.peak_bf16_flops;
-    compute_seconds = op.flops / (peak * eff_.gemm);
-  } else if (op.op_class == OpClass::attention) {
-    compute_seconds = op.flops * eff_.causal_fraction / (gpu_.peak_bf16_flops * eff_.attention);
+    const GemmShape shape{op.shape.at(0), op.shape.at(1), op.shape.at(2)};
+    const double seconds = gemm_time(gpu_, shape, op.bytes, dtype, eff_.memory).seconds;
+    return {std::max(seconds, eff_.min_kernel_seconds), TimeSource::roofline};
   }
+  double compute_seconds = 0;
+  if (op.op_class == OpClass::attention)
+    compute_seconds = op.flops * eff_.causal_fraction / (gpu_.peak_bf16_flops * eff_.attention);
   const double memory_seconds = op.bytes / (gpu_.hbm_bytes_per_second * eff_.memory);
   return {std::max({compute_seconds, memory_seconds, eff_.min_kernel_seconds}), TimeSource::roofline};
 }

@@ -11,11 +11,28 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 
 // Spec-sheet figures (dense tensor-core peaks): bf16, HBM and memory as in
 // tests/validation/hardware.json; fp8 from NVIDIA's H100 and H200 datasheets.
+// SMs and tensor clocks: NVIDIA's A100 and H100 whitepapers, as checked in
+// forums.developer.nvidia.com/t/how-to-calculate-the-tensor-core-fp16-performance-of-h100/244727
+// (A100: 108 SMs x 2048 FLOP/clock x 1410 MHz = 312 TFLOP/s) and
+// glennklockwood.com/garden/peak-FLOPS (H100 SXM: 132 SMs x 4096 x 1830 MHz =
+// 989.4 TFLOP/s); H200 is the same GH100 die, SM count and 700 W limit with other HBM.
+// Sustained tensor clock: A100 1305 MHz, the clock NVIDIA states an A100
+// sustains at its power limit running HPL, a dense tensor-core load
+// (glennklockwood.com/garden/peak-FLOPS, "Rpeak"). H100 SXM: no such figure is
+// published; 1649 MHz is the clock at which this project's GEMM model
+// (sim/model/gemm_model.hpp) gives the measured "Maximum Achievable Matmul
+// FLOPS" of H100 SXM, 792.1 TFLOP/s at 6144x17920x2816 bf16
+// (github.com/stas00/ml-engineering, compute/accelerator/README.md; the same
+// table's A100 SXM row, 267.9 at 6912x16384x2048, is what the model gives with
+// 1305 MHz: tests/test_gemm_model.cpp checks both). H200: H100's, the same die
+// at the same 700 W limit. This project's own H200 reference (8192^3 bf16,
+// 769-798 TFLOP/s, tests/validation/hardware.json) would give 1506-1564 MHz
+// through the model: the two measurements disagree by 5-9 %.
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
-      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB},
-      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB},
-      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB},
+      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6},
+      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6},
+      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6},
   };
   return gpus;
 }
@@ -35,6 +52,13 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
   gpu.peak_fp8_flops = fields.number("peak_fp8_tflops").value_or(0) * 1e12;
   gpu.hbm_bytes_per_second = fields.required_number("hbm_GBps", 1e-3) * 1e9;
   gpu.memory_bytes = fields.required_number("memory_GiB", 1e-3) * GiB;
+  gpu.sm_count = int(fields.required_integer("sm_count", 1));
+  gpu.tensor_clock_hz = fields.required_number("tensor_clock_MHz", 1) * 1e6;
+  gpu.sustained_tensor_clock_hz = fields.required_number("sustained_tensor_clock_MHz", 1) * 1e6;
+  if (gpu.sustained_tensor_clock_hz > gpu.tensor_clock_hz)
+    fields.fail("sustained_tensor_clock_MHz", "must be at most tensor_clock_MHz (" +
+                                                  fields.raw("tensor_clock_MHz").dump() + "), got " +
+                                                  fields.raw("sustained_tensor_clock_MHz").dump());
   fields.reject_unknown();
   return gpu;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// What the cost model needs to know about a GPU: its spec sheet.
+// What the cost model needs to know about a GPU: its spec sheet, and what
+// the GEMM model (sim/model/gemm_model.hpp) needs about its SMs.
 #include <string>
 #include <vector>
 
@@ -13,11 +14,17 @@ struct GpuSpec {
   double peak_fp8_flops = 0;   // 0 where the GPU has no fp8 tensor cores
   double hbm_bytes_per_second = 0;
   double memory_bytes = 0;
+  int sm_count = 0;            // streaming multiprocessors: GEMM tiles run in waves of this many
+  double tensor_clock_hz = 0;  // the clock the tensor peaks are computed at (peak = SMs x FLOP/clock/SM x clock)
+  // The clock the GPU holds under dense tensor-core load at its power limit:
+  // a GEMM's K loop runs at peak x sustained / tensor clock.
+  double sustained_tensor_clock_hz = 0;
 };
 
 // The built-in table: A100-80GB, H100-SXM, H200 (spec-sheet figures).
 const std::vector<GpuSpec>& builtin_gpus();
-// A built-in name, or a JSON object with the GpuSpec fields. Throws InputError.
+// A built-in name, or a JSON object with the GpuSpec fields (every one
+// required but name and peak_fp8_tflops). Throws InputError naming the field.
 GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, const std::string& field);
 
 }  // namespace simtrain

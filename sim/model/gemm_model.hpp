@@ -1,0 +1,52 @@
+#pragma once
+// How long one GEMM C[M,N] = A[M,K] B[K,N] takes on a GPU, from its shape, as
+// NVIDIA's "Matrix Multiplication Background User's Guide" explains it
+// (docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication):
+// the output is cut into tiles, one thread block each; the tiles run in waves
+// of one per SM; each tile steps through K at the SM's tensor rate. So
+//   tiles   = ceil(M / tile_m) x ceil(N / tile_n)      (tile quantization; a tile
+//             wider than the problem narrows to it, rounded up to 8)
+//   waves   = ceil(tiles / sm_count)                   (wave quantization)
+//   tile    = 2 tile_m tile_n K / (peak x sustained clock / tensor clock / sm_count)
+//             + memory latency x 1 (the first K block, loaded before any MMA)
+//             + tile_m tile_n x element bytes / (HBM bandwidth / sm_count) (the epilogue's write)
+//   compute = waves x tile, with the tile shape that minimises it
+//   time    = max(compute, HBM bytes / achievable HBM bandwidth)
+#include <cstdint>
+#include <span>
+
+#include "sim/scenario/gpu_spec.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace simtrain {
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+struct GemmTile {
+  int m = 0, n = 0;
+};
+
+// The tiles of cuBLAS's and CUTLASS's kernels for large problems: 256x128, 128x256, 128x128.
+std::span<const GemmTile> large_gemm_tiles();
+
+struct GemmTime {
+  double seconds = 0;          // max(compute_seconds, memory_seconds)
+  double compute_seconds = 0;  // waves x per-tile time, for the best tile
+  double memory_seconds = 0;   // the HBM traffic at the achievable bandwidth
+  int tile_m = 0, tile_n = 0;  // the tile chosen
+  int64_t tiles = 0, waves = 0;
+};
+
+// `bytes` is the GEMM's HBM traffic (inputs and output); `hbm_fraction` the
+// share of the spec-sheet HBM bandwidth a streaming kernel achieves. fp8
+// GEMMs run at the fp8 peak with 1-byte elements, everything else at bf16's.
+// The tile is the fastest of `tiles`, as cuBLAS's heuristics roughly pick.
+GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
+                   std::span<const GemmTile> tiles = large_gemm_tiles());
+
+// Operands and output at the dtype's element size: (MK + KN + MN) x bytes.
+double gemm_bytes(GemmShape shape, Dtype dtype);
+
+}  // namespace simtrain
