@@ -108,16 +108,19 @@ using Step = std::vector<int>;
 
 std::vector<Step> steps(const LoweringContext& context, const RankTasks& rank) {
   const int actions = static_cast<int>(rank.actions.size());
-  const bool interleaved = context.scenario.parallel.schedule == ScheduleKind::interleaved_1f1b;
-  const int warmup = interleaved ? warmup_forwards(ScheduleKind::interleaved_1f1b, context.layout.pipeline,
-                                                   context.micro_batches, context.virtual_stages,
-                                                   context.coords[rank.rank].pp)
-                                 : actions;
-  const int steady_end = actions - warmup;  // the interleaved steady state's forward-backward pairs end there
+  // Interleaved, the steady state's forward-backward pairs run from the end
+  // of the warm-up forwards to the start of as many cool-down backwards;
+  // otherwise every action is a step of its own.
+  int pairs_begin = actions, pairs_end = 0;
+  if (context.scenario.parallel.schedule == ScheduleKind::interleaved_1f1b) {
+    pairs_begin = warmup_forwards(ScheduleKind::interleaved_1f1b, context.layout.pipeline, context.micro_batches,
+                                  context.virtual_stages, context.coords[rank.rank].pp);
+    pairs_end = actions - pairs_begin;
+  }
   std::vector<Step> result;
   for (int k = 0; k < actions; ++k) {
-    const bool pair = k >= warmup && k < steady_end;
-    if (pair && (k - warmup) % 2 == 1) continue;
+    const bool pair = k >= pairs_begin && k < pairs_end;
+    if (pair && (k - pairs_begin) % 2 == 1) continue;
     result.push_back(pair ? Step{k, k + 1} : Step{k});
   }
   return result;
