@@ -338,7 +338,7 @@ double CudaBackend::bytes_needed(const Program& program, int rank) const {
     }
   }
   const std::set<int> checked = checked_tasks(program, rank);
-  for (const TaskQueue& queue : task_queues(program, rank)) {
+  for (const TaskQueue& queue : task_queues(program, rank, true)) {
     double largest = 0;
     for (int id : queue.tasks) {
       const Task& t = program.tasks.at(id);

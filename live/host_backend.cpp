@@ -57,7 +57,7 @@ double HostBackend::bytes_needed(const Program& program, int rank) const {
   }
   double bytes = 0;
   for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_)) bytes += CpuKernel::bytes_needed(call);
-  for (int64_t floats : buffer_floats(program, task_queues(program, rank))) bytes += 4.0 * floats;
+  for (int64_t floats : buffer_floats(program, task_queues(program, rank, true))) bytes += 4.0 * floats;
   return bytes;
 }
 

@@ -317,7 +317,7 @@ int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out,
   if (rank == 0)
     out << estimate_text(request, scenario, step_estimate, work_estimate.basis, timeout_seconds) << std::flush;
   const CommunicatorPlan plan = plan_communicators(program);
-  const std::vector<TaskQueue> queues = task_queues(program, rank);
+  const std::vector<TaskQueue> queues = task_queues(program, rank, true);
   backend->prepare(program, rank, plan, queues);
   std::optional<CheckpointFigures> resumed, written;
   if (!request.resume_dir.empty()) resumed = resume_checkpoint(world, request.resume_dir, scenario);

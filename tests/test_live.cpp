@@ -75,7 +75,7 @@ void expect_program_executed(const Program& program, const RecordedStep& step, c
     }
   }
   for (int rank = 0; rank < program.world_size; ++rank)
-    for (const TaskQueue& queue : task_queues(program, rank))
+    for (const TaskQueue& queue : task_queues(program, rank, true))  // the live runner's queues
       for (size_t i = 1; i < queue.tasks.size(); ++i)
         EXPECT_LE(step.timeline.tasks[queue.tasks[i - 1]].end, step.timeline.tasks[queue.tasks[i]].start)
             << task_name(program, program.tasks[queue.tasks[i]]) << " ran before the task queued ahead of it";

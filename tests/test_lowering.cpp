@@ -165,39 +165,130 @@ TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
 }
 
 TEST(Lowering, TransferPassPairsEverySendWithOneReceiveOfTheSameBytes) {
-  for (const std::string schedule : {"1f1b", "interleaved_1f1b", "zb_h1"}) {
-    SCOPED_TRACE(schedule);
-    const int layers_per_chunk = schedule == "interleaved_1f1b" ? 1 : 0;
-    Lowering l(fixtures::scenario_from(fixtures::scenario_json(2, 4, 1, 8, schedule, layers_per_chunk, 4)));
-    std::map<uint64_t, const LoweredTask*> sends;
-    std::vector<RankTasks> ranks;
-    for (int rank = 0; rank < l.context.layout.world_size(); ++rank) ranks.push_back(l.through_transfers(rank));
-    double bytes_sent = 0, bytes_received = 0;
-    for (const RankTasks& rank : ranks)
-      for (const LoweredTask& t : rank.tasks)
-        if (t.task.kind == TaskKind::SEND) {
-          EXPECT_TRUE(sends.emplace(t.transfer, &t).second) << "label " << t.label;
-          bytes_sent += t.task.bytes;
+  for (const std::string p2p : {"paired", "eager"})
+    for (const std::string schedule : {"1f1b", "interleaved_1f1b", "zb_h1", "gpipe"}) {
+      SCOPED_TRACE(schedule + " " + p2p);
+      const int layers_per_chunk = schedule == "interleaved_1f1b" ? 1 : 0;
+      nlohmann::json doc = fixtures::scenario_json(2, 4, 1, 8, schedule, layers_per_chunk, 4);
+      doc["parallelism"]["p2p_communication"] = p2p;
+      Lowering l(fixtures::scenario_from(doc));
+      std::map<uint64_t, const LoweredTask*> sends;
+      std::vector<RankTasks> ranks;
+      for (int rank = 0; rank < l.context.layout.world_size(); ++rank) ranks.push_back(l.through_transfers(rank));
+      double bytes_sent = 0, bytes_received = 0;
+      for (const RankTasks& rank : ranks)
+        for (const LoweredTask& t : rank.tasks)
+          if (t.task.kind == TaskKind::SEND) {
+            EXPECT_TRUE(sends.emplace(t.transfer, &t).second) << "label " << t.label;
+            EXPECT_EQ(t.task.stream, Stream::compute);
+            bytes_sent += t.task.bytes;
+          }
+      size_t receives = 0;
+      for (const RankTasks& rank : ranks)
+        for (size_t i = 0; i < rank.tasks.size(); ++i) {
+          const LoweredTask& recv = rank.tasks[i];
+          if (recv.task.kind != TaskKind::RECV) continue;
+          ++receives;
+          bytes_received += recv.task.bytes;
+          ASSERT_EQ(sends.count(recv.transfer), 1u) << "label " << recv.label;
+          const LoweredTask& send = *sends[recv.transfer];
+          EXPECT_EQ(send.task.peer, rank.rank);
+          EXPECT_EQ(recv.task.peer, send.task.rank);
+          EXPECT_EQ(send.task.bytes, recv.task.bytes);
+          const bool paired = p2p == "paired" && schedule != "zb_h1";  // zb_h1 keeps eager transfers
+          EXPECT_EQ(recv.task.stream, paired ? Stream::compute : Stream::p2p);
+          // The compute that reads the transfer waits for it: eager, it comes
+          // next; paired, later (after the rest of the receive's batch, or
+          // after a backward's recomputation).
+          size_t reader = i + 1;
+          while (reader < rank.tasks.size() && !is_model_pass(rank.tasks[reader].task.kind)) ++reader;
+          while (reader < rank.tasks.size() && rank.tasks[reader].task.kind == TaskKind::R) ++reader;
+          ASSERT_LT(reader, rank.tasks.size());
+          if (!paired) EXPECT_EQ(reader, i + 1);
+          EXPECT_EQ(rank.tasks[reader].deps.back(), recv.label);
         }
-    size_t receives = 0;
-    for (const RankTasks& rank : ranks)
-      for (size_t i = 0; i < rank.tasks.size(); ++i) {
-        const LoweredTask& recv = rank.tasks[i];
-        if (recv.task.kind != TaskKind::RECV) continue;
-        ++receives;
-        bytes_received += recv.task.bytes;
-        ASSERT_EQ(sends.count(recv.transfer), 1u) << "label " << recv.label;
-        const LoweredTask& send = *sends[recv.transfer];
-        EXPECT_EQ(send.task.peer, rank.rank);
-        EXPECT_EQ(recv.task.peer, send.task.rank);
-        EXPECT_EQ(send.task.bytes, recv.task.bytes);
-        // The compute that reads the transfer comes next and waits for it.
-        ASSERT_LT(i + 1, rank.tasks.size());
-        EXPECT_EQ(rank.tasks[i + 1].deps.back(), recv.label);
-      }
-    EXPECT_EQ(receives, sends.size());
-    EXPECT_EQ(bytes_sent, bytes_received);
+      EXPECT_EQ(receives, sends.size());
+      EXPECT_EQ(bytes_sent, bytes_received);
+    }
+}
+
+namespace {
+
+// A rank's compute passes and transfer calls in order: "F0", "[>F0]" (a
+// call sending F0's output), "[>F2 <B0]" (one batch: F2's output sent, B0's
+// gradient received); with `stages`, each named with its model stage ("F0s2").
+std::vector<std::string> calls(const RankTasks& rank, bool stages = false) {
+  std::vector<std::string> out;
+  for (const LoweredTask& t : rank.tasks) {
+    const Task& task = t.task;
+    const bool transfer = task.kind == TaskKind::SEND || task.kind == TaskKind::RECV;
+    if (!transfer && !is_model_pass(task.kind)) continue;
+    std::string name = (task.kind == TaskKind::SEND   ? ">"
+                        : task.kind == TaskKind::RECV ? "<"
+                                                      : "") +
+                       std::string(transfer ? (task.backward ? "B" : "F") : to_string(task.kind)) +
+                       std::to_string(task.microbatch) + (stages ? "s" + std::to_string(task.stage) : "");
+    if (!transfer) out.push_back(name);
+    else if (task.joins_batch) out.back().insert(out.back().size() - 1, " " + name);
+    else out.push_back("[" + name + "]");
   }
+  return out;
+}
+
+}  // namespace
+
+// Megatron-LM's forward_backward_pipelining_without_interleaving: warm-up
+// recv_forward / send_forward alone; in the steady state
+// send_forward_recv_backward and send_backward_recv_forward; cool-down
+// recv_backward / send_backward alone.
+TEST(Lowering, PairedTransfersOf1f1bAreMegatronsCalls) {
+  Lowering l(scenario(1, 4, 1, "1f1b"));
+  const std::vector<std::string> rank1 = {
+      "[<F0]", "F0", "[>F0]", "[<F1]", "F1", "[>F1]", "[<F2]", "F2", "[>F2 <B0]", "B0", "[>B0 <F3]", "F3",
+      "[>F3 <B1]", "B1", "[>B1]", "[<B2]", "B2", "[>B2]", "[<B3]", "B3", "[>B3]"};
+  EXPECT_EQ(calls(l.through_transfers(1)), rank1);
+  // The last stage: each forward's input arrives with the send of the gradient before it.
+  const std::vector<std::string> rank3 = {"[<F0]", "F0", "B0", "[>B0 <F1]", "F1", "B1", "[>B1 <F2]", "F2", "B2",
+                                          "[>B2 <F3]", "F3", "B3", "[>B3]"};
+  EXPECT_EQ(calls(l.through_transfers(3)), rank3);
+}
+
+// GPipe, which Megatron does not run, as its 1F1B code runs a rank whose
+// micro-batches all fit in the warm-up: every transfer alone.
+TEST(Lowering, PairedTransfersOfGpipeAreEachACallAlone) {
+  Lowering l(scenario(1, 2, 1, "gpipe"));
+  const std::vector<std::string> rank0 = {"F0", "[>F0]", "F1", "[>F1]", "F2", "[>F2]", "F3", "[>F3]",
+                                          "[<B0]", "B0", "[<B1]", "B1", "[<B2]", "B2", "[<B3]", "B3"};
+  EXPECT_EQ(calls(l.through_transfers(0)), rank0);
+}
+
+// The Zero Bubble runtime waits for a receive only where its consumer runs:
+// zb_h1 keeps eager transfers, pre-posted on the p2p stream.
+TEST(Lowering, ZbH1KeepsEagerTransfersWhenPaired) {
+  Lowering l(scenario(1, 2, 1, "zb_h1", {{"p2p_communication", "paired"}}));
+  for (const LoweredTask& t : l.through_transfers(1).tasks)
+    if (t.task.kind == TaskKind::RECV) EXPECT_EQ(t.task.stream, Stream::p2p);
+}
+
+// Megatron-LM's forward_backward_pipelining_with_interleaving: one call
+// between steps (a warm-up forward, a steady-state forward and backward, a
+// cool-down backward) sends the step's outputs and receives the next step's
+// inputs. Rank 0 of p = 2, v = 2, m = 4 holds stages 0 and 2.
+TEST(Lowering, PairedTransfersOfInterleaved1f1bAreMegatronsCalls) {
+  nlohmann::json doc = fixtures::scenario_json(1, 2, 1, 8, "interleaved_1f1b", 2, 4);
+  Lowering l(fixtures::scenario_from(doc));
+  const std::vector<std::string> rank0 = {
+      "F0s0", "[>F0s0]", "F1s0", "[>F1s0 <F0s2]", "F0s2", "[>F0s2 <F1s2]", "F1s2", "[>F1s2 <B0s2]",
+      "F2s0", "B0s2", "[>F2s0 >B0s2 <B1s2]", "F3s0", "B1s2", "[>F3s0 >B1s2 <F2s2 <B0s0]",
+      "F2s2", "B0s0", "[>F2s2 <F3s2 <B1s0]", "F3s2", "B1s0", "[>F3s2 <B2s2]",
+      "B2s2", "[>B2s2 <B3s2]", "B3s2", "[>B3s2 <B2s0]", "B2s0", "[<B3s0]", "B3s0"};
+  EXPECT_EQ(calls(l.through_transfers(0), true), rank0);
+  // With p micro-batches every forward is in warm-up, and the first backward's receive is a call alone.
+  Lowering all_warmup(fixtures::scenario_from(fixtures::scenario_json(1, 2, 1, 8, "interleaved_1f1b", 2, 2)));
+  const std::vector<std::string> all_warmup_rank0 = {
+      "F0s0", "[>F0s0]", "F1s0", "[>F1s0 <F0s2]", "F0s2", "[>F0s2 <F1s2]", "F1s2", "[>F1s2]", "[<B0s2]",
+      "B0s2", "[>B0s2 <B1s2]", "B1s2", "[>B1s2 <B0s0]", "B0s0", "[<B1s0]", "B1s0"};
+  EXPECT_EQ(calls(all_warmup.through_transfers(0), true), all_warmup_rank0);
 }
 
 TEST(Lowering, DpPassReducesEachBucketRightAfterTheBackwardThatClosesIt) {

@@ -194,6 +194,128 @@ TEST(Replay, IsolatedTensorParallelGroupsUseTheSameClosedFormWithoutFlows) {
   EXPECT_EQ(t.flows, 0u);
 }
 
+namespace {
+
+// A 1F1B Program of p stages and m micro-batches, transfers as `p2p` says,
+// replayed with forwards of t.forward and backwards of t.backward on one GPU
+// per node behind NICs of `nic_GBps` (hop latency `hop_seconds`), where a
+// lone transfer takes c = bytes / bandwidth + 2 hops' latency and nothing
+// else communicates.
+struct TransferReplay {
+  Program program;
+  Timeline timeline;
+  double transfer_seconds;  // c
+};
+
+TransferReplay replay_1f1b_with_transfers(int p, int m, StageTimes t, double nic_GBps, double hop_seconds,
+                                          const std::string& p2p = "paired", const std::string& schedule = "1f1b") {
+  nlohmann::json doc = fixtures::scenario_json(1, p, 1, 2 * p, schedule, 0, m);
+  doc["model"]["tie_word_embeddings"] = false;
+  doc["parallelism"]["p2p_communication"] = p2p;
+  const Scenario s = fixtures::scenario_from(doc);
+  const Workload workload = build_workload(s);
+  TransferReplay r{build_program(s, workload), {}, 0};
+  r.timeline = replay(r.program, Fabric(one_gpu_per_node(nic_GBps, hop_seconds), r.program.world_size),
+                      uniform_durations(r.program, t), {});
+  r.transfer_seconds = workload.stage_boundary_bytes / (nic_GBps * 1e9) + 2 * hop_seconds;
+  return r;
+}
+
+// The makespan of 1F1B with paired transfers (Megatron's blocking calls:
+// send_forward / recv_forward alone in warm-up, send_forward_recv_backward
+// and send_backward_recv_forward in the steady state, recv_backward /
+// send_backward alone in cool-down), p stages of forward t_f and backward
+// t_b, each transfer taking c once both its sides are posted, c <= min(t_f,
+// t_b), nothing else costing time. It is (m + p - 1)(t_f + t_b) + k c, k the
+// transfers on the critical path:
+//   p = 1: none, k = 0.
+//   m = 1: micro-batch 0's forward down the pipeline and its backward back
+//     up, each stage's call meeting a peer already posted: k = 2(p - 1).
+//   p = 2: stage 0 sends no gradient and stage 1 no activations, so each
+//     runs one call per micro-batch: F0 on stage 0, c, stage 1's m forward
+//     and backward pairs with a call c between pairs, c, B_{m-1} on stage 0:
+//     k = m + 1.
+//   p >= 3, m >= 3: micro-batch 0's forward down the pipeline (p t_f +
+//     (p - 1) c); its backward on stage p-1, c, its backward on stage p-2
+//     (2 t_b + c); then stage p-2's steady state, whose calls [send B_i,
+//     receive F_{i+2}] and [send F_{i+2}, receive B_{i+1}] take c each, its
+//     peers having posted first (stage p-1 after its forward and backward,
+//     stage p-3 a step ahead): forwards F_2..F_{m-1} and backwards
+//     B_1..B_{m-2}, a call before each ((m - 2) t_f + (m - 3) t_b + (2m - 5) c);
+//     c and F_{m-1}, B_{m-1} on stage p-1 (t_f + t_b + c); and B_{m-1} back up
+//     to stage 0 ((p - 1)(t_b + c)). Sums: m + p - 1 forwards and backwards,
+//     k = 2m + 2p - 5.
+//   p >= 3, m = 2: micro-batch 0 down ((p t_f + (p - 1) c), B0 on stage p-1,
+//     c for F1's input, F1 and B1 there, B1 back up: k = 2p - 1, the same
+//     2m + 2p - 5.
+// With c > min(t_f, t_b) a peer posts late in the steady state and another
+// path binds.
+int transfers_on_critical_path(int p, int m) {
+  if (p == 1) return 0;
+  if (m == 1) return 2 * (p - 1);
+  if (p == 2) return m + 1;
+  return 2 * m + 2 * p - 5;
+}
+
+double mean_exposed_pp_seconds(const Program& program, const Timeline& timeline) {
+  double total = 0;
+  for (int rank = 0; rank < program.world_size; ++rank)
+    total += split_rank_time(program, timeline, rank, timeline.step_seconds).exposed_pp_seconds;
+  return total / program.world_size;
+}
+
+}  // namespace
+
+TEST(Replay, PairedTransfersGive1f1bItsClosedFormWithTransferTime) {
+  const StageTimes t{1.5e-3, 3.1e-3, 0};
+  for (double nic_GBps : {1.0, 0.375})  // c = 0.53 ms and 1.40 ms: below t_f = 1.5 ms
+    for (int p : {1, 2, 3, 4, 5})
+      for (int m : {1, 2, 3, 4, 8}) {
+        const TransferReplay r = replay_1f1b_with_transfers(p, m, t, nic_GBps, 1e-6);
+        ASSERT_LE(r.transfer_seconds, std::min(t.forward, t.backward));
+        const double expected =
+            (m + p - 1) * (t.forward + t.backward) + transfers_on_critical_path(p, m) * r.transfer_seconds;
+        EXPECT_NEAR(r.timeline.step_seconds / expected, 1.0, 1e-9) << "p" << p << " m" << m << " c " << r.transfer_seconds;
+      }
+}
+
+TEST(Replay, ALoneTransferTakesItsBytesOverTheNicAndTwoHops) {
+  const TransferReplay r = replay_1f1b_with_transfers(2, 1, {0, 0, 0}, 1.0, 1e-6);
+  // F0 on stage 0 (no time), its activations to stage 1, B0 (no time), its gradient back: two transfers.
+  EXPECT_NEAR(r.timeline.step_seconds / (2 * r.transfer_seconds), 1.0, 1e-9);
+}
+
+TEST(Replay, PairedExposedPipelineTimeGrowsWithPipelineDepth) {
+  const StageTimes t{1.5e-3, 3.1e-3, 0};
+  double paired_before = 0;
+  for (int p : {2, 4, 8}) {
+    const TransferReplay paired = replay_1f1b_with_transfers(p, 16, t, 1.0, 1e-6);
+    const TransferReplay eager = replay_1f1b_with_transfers(p, 16, t, 1.0, 1e-6, "eager");
+    const double exposed = mean_exposed_pp_seconds(paired.program, paired.timeline);
+    EXPECT_GT(exposed, paired_before) << "p" << p;
+    // Waiting for the receiver to post only delays a transfer.
+    EXPECT_GE(paired.timeline.step_seconds, eager.timeline.step_seconds * (1 - 1e-12)) << "p" << p;
+    paired_before = exposed;
+  }
+}
+
+TEST(Replay, PairedTransfersRunEachTaskOnceAndReceiveWhatIsSent) {
+  for (const std::string schedule : {"gpipe", "1f1b"})
+    for (int p : {2, 4}) {
+      SCOPED_TRACE(schedule + " p" + std::to_string(p));
+      const TransferReplay r = replay_1f1b_with_transfers(p, 8, {1e-3, 2e-3, 1e-3}, 1.0, 1e-6, "paired", schedule);
+      double sent = 0, received = 0;
+      for (const Task& task : r.program.tasks) {
+        EXPECT_TRUE(r.timeline.tasks[task.id].ran()) << task_name(r.program, task);
+        if (task.kind == TaskKind::SEND) sent += task.bytes;
+        if (task.kind == TaskKind::RECV) received += task.bytes;
+      }
+      EXPECT_EQ(r.timeline.tasks_stood_for, r.program.tasks.size());
+      EXPECT_EQ(sent, received);
+      EXPECT_GT(sent, 0);
+    }
+}
+
 TEST(Replay, TwoTransfersThroughOneNicShareItsBandwidth) {
   // Ranks 0 and 1 share node 0; they send to ranks 2 and 3 on node 1.
   for (int nics : {1, 2}) {
@@ -242,18 +364,26 @@ TEST(Replay, EveryTaskRunsOnceAfterItsDependencies) {
             const TaskTiming& timing = sim.timeline.tasks[t.id];
             ASSERT_GE(timing.start, 0) << task_name(sim.program, t);
             ASSERT_GE(timing.end, timing.start) << task_name(sim.program, t);
-            if (t.kind == TaskKind::RECV) {  // spans its send's transfer
-              ASSERT_EQ(timing.end, sim.timeline.tasks[sim.program.deps(t)[0]].end) << task_name(sim.program, t);
+            if (t.kind == TaskKind::RECV) {
+              const TaskTiming& send = sim.timeline.tasks[sim.program.deps(t)[0]];
+              if (is_posted_in_order(t))  // starts with its send's transfer, ends with its batch
+                ASSERT_EQ(timing.start, send.start) << task_name(sim.program, t);
+              else  // spans its send's transfer
+                ASSERT_EQ(timing.end, send.end) << task_name(sim.program, t);
               continue;
             }
             for (int dep : sim.program.deps(t)) ASSERT_GE(timing.start + 1e-15, sim.timeline.tasks[dep].end) << task_name(sim.program, t);
           }
-          // A stream runs one task at a time, in order.
+          // A stream runs one task at a time, in order; the transfers of a batch together.
           for (int rank = 0; rank < sim.program.world_size; ++rank)
             for (Stream stream : {Stream::compute, Stream::dp, Stream::dp_gather}) {
               double free_at = 0;
               for (int id : stream_tasks(sim.program, rank, stream)) {
-                ASSERT_GE(sim.timeline.tasks[id].start + 1e-15, free_at) << task_name(sim.program, sim.program.tasks[id]);
+                const Task& t = sim.program.tasks[id];
+                if (t.joins_batch)
+                  ASSERT_EQ(sim.timeline.tasks[id].end, free_at) << task_name(sim.program, t);
+                else
+                  ASSERT_GE(sim.timeline.tasks[id].start + 1e-15, free_at) << task_name(sim.program, t);
                 free_at = sim.timeline.tasks[id].end;
               }
             }

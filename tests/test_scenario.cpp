@@ -86,6 +86,14 @@ TEST(ShippedScenarios, LoadByBuiltInName) {
   EXPECT_EQ(s.parallel.data, 1);
   EXPECT_EQ(s.model.hidden_size, 1024);
   EXPECT_EQ(s.parallel.schedule, ScheduleKind::one_f_one_b);
+  EXPECT_EQ(s.parallel.p2p_communication, P2pCommunication::paired);
+}
+
+TEST(ShippedScenarios, PipelineTransfersPairedUnlessOverlappedOrAskedEager) {
+  EXPECT_EQ(load_scenario("tiny-4gpu", {"p2p_communication=eager"}).parallel.p2p_communication,
+            P2pCommunication::eager);
+  EXPECT_EQ(load_scenario("tiny-4gpu", {"overlap_p2p_communication=true"}).parallel.p2p_communication,
+            P2pCommunication::eager);
 }
 
 // ---- --set overrides ------------------------------------------------------
@@ -190,6 +198,14 @@ const BadCase bad_cases[] = {
      "parallelism.num_layers_per_virtual_pipeline_stage", "only used by the interleaved_1f1b schedule"},
     {"unknown_schedule", [](json& s) { s["parallelism"]["schedule"] = "2f2b"; }, "parallelism.schedule",
      "'2f2b' is not one of: gpipe, 1f1b, interleaved_1f1b, zb_h1"},
+    {"unknown_p2p_communication", [](json& s) { s["parallelism"]["p2p_communication"] = "rendezvous"; },
+     "parallelism.p2p_communication", "'rendezvous' is not one of: paired, eager"},
+    {"paired_p2p_with_overlap",
+     [](json& s) {
+       s["parallelism"]["p2p_communication"] = "paired";
+       s["parallelism"]["overlap_p2p_communication"] = true;
+     },
+     "parallelism.p2p_communication", "overlap_p2p_communication needs eager"},
     {"unknown_gpu", [](json& s) { s["cluster"]["gpu"] = "B200"; }, "cluster.gpu",
      "unknown GPU 'B200' (known: A100-80GB, H100-SXM, H200)"},
     {"custom_gpu_without_sm_count",

@@ -71,6 +71,11 @@ public:
         classes_(prog_, fabric_, lanes_, flows_, link_bytes_per_second_, altered_links_, options_) {
     timing_.resize(prog_.tasks.size());
     done_.assign(prog_.tasks.size(), 0);
+    posted_.assign(prog_.tasks.size(), 0);
+    transferred_.assign(prog_.tasks.size(), 0);
+    receive_of_send_.assign(prog_.tasks.size(), -1);
+    for (const Task& t : prog_.tasks)
+      if (t.kind == TaskKind::RECV) receive_of_send_[prog_.deps(t).front()] = t.id;
   }
 
   Timeline run() {
@@ -139,13 +144,22 @@ private:
       for (TaskQueue& queue : task_queues(prog_, rep)) {
         std::vector<int> ids;
         for (int id : queue.tasks)
-          if (prog_.tasks[id].kind != TaskKind::RECV) ids.push_back(id);  // a RECV completes with its SEND
+          if (!is_passive_receive(prog_.tasks[id])) ids.push_back(id);  // it completes with its SEND
         if (ids.empty()) continue;
         actor_tasks_ += ids.size();
         const std::string name = "rank" + std::to_string(rep) + "-" + to_string(queue.stream);
         sg4::Actor::create(name, platform_.hosts[rep], [this, ids = std::move(ids)] {
           try {
-            for (int id : ids) execute(prog_.tasks[id]);
+            for (size_t i = 0; i < ids.size();) {
+              if (!is_paired(prog_.tasks[ids[i]])) {
+                execute(prog_.tasks[ids[i++]]);
+                continue;
+              }
+              size_t end = i + 1;
+              while (end < ids.size() && prog_.tasks[ids[end]].joins_batch) ++end;
+              run_batch(std::span<const int>(ids).subspan(i, end - i));
+              i = end;
+            }
           } catch (const JobStopped&) {
           }
         });
@@ -179,30 +193,46 @@ private:
     sg4::Actor::kill_all();
   }
 
-  // The simulated task whose end `id`'s end is: a RECV ends with its SEND.
+  bool is_passive_receive(const Task& task) const {
+    return task.kind == TaskKind::RECV && !is_posted_in_order(task);
+  }
+  // A transfer of a batch posted in order on both sides (sim/scenario: P2pCommunication::paired).
+  bool is_paired(const Task& task) const {
+    if (task.kind == TaskKind::RECV) return !is_passive_receive(task);
+    return task.kind == TaskKind::SEND && receive_of_send_[task.id] >= 0 &&
+           !is_passive_receive(prog_.tasks[receive_of_send_[task.id]]);
+  }
+
+  // The simulated task whose end `id`'s end is: a passive RECV ends with its SEND.
   int ran_as(int id) const {
     id = classes_.stand_in(id);
-    return prog_.tasks[id].kind == TaskKind::RECV ? classes_.stand_in(prog_.deps(id).front()) : id;
+    return is_passive_receive(prog_.tasks[id]) ? classes_.stand_in(prog_.deps(id).front()) : id;
   }
 
-  void wait_for(int id) {
-    id = ran_as(id);
+  // Waits until `flags[id]` is set (by raise), `id` a simulated task.
+  void wait_until(const std::vector<char>& flags, int id) {
     LaneSync& lane = lane_sync_of_task(id);
-    if (done_[id]) return;
+    if (flags[id]) return;
     std::unique_lock lock(*lane.mutex);
-    while (!done_[id]) lane.changed->wait(lock);
+    while (!flags[id]) lane.changed->wait(lock);
   }
 
-  void mark_done(const Task& task) {
-    LaneSync& lane = lane_sync_of_task(task.id);
+  void raise(std::vector<char>& flags, int id) {
+    LaneSync& lane = lane_sync_of_task(id);
     {
       std::unique_lock lock(*lane.mutex);
-      done_[task.id] = 1;
+      flags[id] = 1;
     }
     lane.changed->notify_all();
+  }
+
+  void wait_for(int id) { wait_until(done_, ran_as(id)); }
+
+  void mark_done(const Task& task) {
+    raise(done_, task.id);
     simulated_tasks_ += 1;
     tasks_stood_for_ += lanes_.lane_of(task.rank).members.size() * classes_.class_size(task.rank) *
-                        (task.kind == TaskKind::SEND ? 2 : 1);
+                        (task.kind == TaskKind::SEND && !is_paired(task) ? 2 : 1);
     if ((simulated_tasks_ & 255) == 0) report_progress();
   }
 
@@ -273,6 +303,46 @@ private:
     mark_done(task);
   }
 
+  // A batch of paired transfers (Megatron's batch_isend_irecv and its wait):
+  // posted together once the stream reaches it, each transfer starting when
+  // its other side is posted too; all of them end, and the stream goes on,
+  // when the last transfer is done. A transfer starts when its SEND and RECV
+  // are both posted and ends when its flows do.
+  void run_batch(std::span<const int> batch) {
+    for (int id : batch)
+      if (prog_.tasks[id].kind == TaskKind::SEND)
+        for (int dep : prog_.deps(id)) wait_for(dep);
+    for (int id : batch)
+      if (prog_.tasks[id].kind == TaskKind::RECV) raise(posted_, id);
+    for (int id : batch)
+      if (prog_.tasks[id].kind == TaskKind::SEND) start_transfer(prog_.tasks[id]);
+    for (int id : batch) {
+      const int send = prog_.tasks[id].kind == TaskKind::SEND ? id : ran_as(prog_.deps(id).front());
+      wait_until(transferred_, send);
+      timing_[id].start = timing_[send].start;
+    }
+    const double end = sg4::Engine::get_clock();
+    for (int id : batch) {
+      timing_[id].end = end;
+      mark_done(prog_.tasks[id]);
+    }
+  }
+
+  // An actor of its own waits for the SEND's RECV to be posted and sends
+  // its flows, so that the SENDs and RECVs of a batch proceed at once.
+  void start_transfer(const Task& send) {
+    const std::string name = "rank" + std::to_string(send.rank) + "-send" + std::to_string(send.id);
+    sg4::Actor::create(name, platform_.hosts[send.rank], [this, &send] {
+      try {
+        wait_until(posted_, classes_.stand_in(receive_of_send_[send.id]));
+        timing_[send.id].start = sg4::Engine::get_clock();
+        if (!options_.free_communication) send_flows(*flows_.comm(send.id));  // every lane member's transfer at once
+        raise(transferred_, send.id);
+      } catch (const JobStopped&) {
+      }
+    });
+  }
+
   // Gives every task the times of the task that ran for it.
   Timeline finish() {
     Timeline timeline;
@@ -335,6 +405,9 @@ private:
   ReplayPlatform platform_;
   std::vector<int> route_of_flow_;   // by flow: its platform route
   std::vector<char> done_;
+  std::vector<char> posted_;       // by RECV: posted in its batch (paired)
+  std::vector<char> transferred_;  // by SEND: its transfer is over (paired)
+  std::vector<int> receive_of_send_;  // by SEND: its RECV
   std::vector<TaskTiming> timing_;
   bool stopped_ = false;
   std::string stop_reason_;

@@ -138,7 +138,7 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
     for (int id : prog_.rank_tasks(r)) {
       const Task& t = prog_.tasks[id];
       for (int v : {static_cast<int>(t.kind), static_cast<int>(t.stream), t.work, t.stage, t.microbatch, t.layer_begin,
-                    t.layer_end, t.count, static_cast<int>(t.dim)})
+                    t.layer_end, t.count, static_cast<int>(t.dim), static_cast<int>(t.joins_batch)})
         h = combine(h, v);
       h = combine(h, t.bytes);
       if (t.peer >= 0) h = combine(h, t.peer < prog_.world_size ? slot_of_rank_[t.peer] : t.peer);

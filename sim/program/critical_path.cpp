@@ -39,7 +39,7 @@ std::vector<std::vector<int>> task_predecessors(const Program& program) {
   for (int rank = 0; rank < program.world_size; ++rank) {
     std::map<Stream, int> last_on_stream;
     for (int id : program.rank_tasks(rank)) {
-      if (program.tasks[id].kind == TaskKind::RECV) continue;
+      if (program.tasks[id].kind == TaskKind::RECV && !is_posted_in_order(program.tasks[id])) continue;
       auto [it, first] = last_on_stream.try_emplace(program.tasks[id].stream, id);
       if (!first) before[id].push_back(it->second), it->second = id;
     }

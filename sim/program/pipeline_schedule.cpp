@@ -25,7 +25,7 @@ RankActions gpipe_rank(int m) {
 // forwards, then one forward and one backward per step, then the remaining
 // backwards.
 RankActions one_f_one_b_rank(int p, int m, int rank) {
-  const int warmup = std::min(p - rank - 1, m);
+  const int warmup = warmup_forwards(ScheduleKind::one_f_one_b, p, m, 1, rank);
   RankActions actions;
   for (int i = 0; i < warmup; ++i) actions.push_back(forward(i));
   for (int i = 0; i < m - warmup; ++i) {
@@ -73,9 +73,7 @@ int interleaved_microbatch(int k, int p, int v) { return (k / (p * v)) * p + k %
 
 RankActions interleaved_rank(int p, int m, int v, int rank) {
   const int total = m * v;
-  // Megatron runs every forward first when there are exactly p micro-batches.
-  const int warmup =
-      m == p ? total : std::min((p - rank - 1) * 2 + (v - 1) * p, total);
+  const int warmup = warmup_forwards(ScheduleKind::interleaved_1f1b, p, m, v, rank);
   auto forward_k = [&](int k) {
     return forward(interleaved_microbatch(k, p, v), interleaved_chunk(k, p, v, true));
   };
@@ -105,6 +103,18 @@ void check_arguments(ScheduleKind kind, int p, int m, int v) {
 }
 
 }  // namespace
+
+int warmup_forwards(ScheduleKind kind, int p, int m, int v, int rank) {
+  switch (kind) {
+    case ScheduleKind::gpipe: return m;
+    case ScheduleKind::one_f_one_b:
+    case ScheduleKind::zb_h1: return std::min(p - rank - 1, m);
+    case ScheduleKind::interleaved_1f1b:
+      // Megatron runs every forward first when there are exactly p micro-batches.
+      return m == p ? m * v : std::min((p - rank - 1) * 2 + (v - 1) * p, m * v);
+  }
+  return m;
+}
 
 std::string to_string(const PipelineAction& action) {
   static constexpr char kLetters[] = {'F', 'B', 'W'};

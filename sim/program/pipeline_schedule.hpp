@@ -27,6 +27,10 @@ std::string to_string(const PipelineAction& action);
 // for interleaved_1f1b, m % p == 0.
 std::vector<std::vector<PipelineAction>> pipeline_schedule(ScheduleKind kind, int p, int m, int v);
 
+// The forwards pipeline rank `rank` runs before its first backward (Megatron's
+// num_warmup_microbatches; each chunk's forward counts when interleaved).
+int warmup_forwards(ScheduleKind kind, int p, int m, int v, int rank);
+
 // The scenario's schedule: its kind, pipeline size, micro-batches and chunks per rank.
 std::vector<std::vector<PipelineAction>> pipeline_schedule(const Scenario& scenario);
 

@@ -51,11 +51,12 @@ double work_seconds(const CostModel& model, const Work& work, Dtype dtype) {
   return accumulate_op_seconds(work.fixed_seconds, model, work.ops, dtype);
 }
 
-std::vector<TaskQueue> task_queues(const Program& program, int rank) {
+std::vector<TaskQueue> task_queues(const Program& program, int rank, bool receives_ahead) {
   std::map<std::pair<Stream, int>, std::vector<int>> queues;  // ordered: every executor sees the same queues
   for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks[id];
-    queues[{t.stream, t.stream == Stream::p2p ? t.peer : -1}].push_back(id);
+    const Stream stream = receives_ahead && t.kind == TaskKind::RECV ? Stream::p2p : t.stream;
+    queues[{stream, stream == Stream::p2p ? t.peer : -1}].push_back(id);
   }
   std::vector<TaskQueue> result;
   for (auto& [key, ids] : queues) result.push_back({key.first, key.second, std::move(ids)});
@@ -102,6 +103,7 @@ nlohmann::json to_json(const Program& program) {
       if (t.work >= 0) task["work"] = t.work, task["layers"] = {t.layer_begin, t.layer_end};
       if (t.dim != CommDim::none) task["dim"] = to_string(t.dim), task["bytes"] = t.bytes;
       if (t.peer >= 0) task["peer"] = t.peer;
+      if (t.joins_batch) task["joins_batch"] = true;
       if (t.group >= 0) task["group"] = t.group;
       if (t.count != 1) task["count"] = t.count;
       const std::span<const int32_t> deps = program.deps(t);

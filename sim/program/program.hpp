@@ -72,8 +72,11 @@ struct Task {
   CommDim dim = CommDim::none;
   bool part_of_stage = false;  // F, R, B, W over part of its stage's layers (one gradient bucket's)
   bool backward = false;       // SEND, RECV of gradients (to the stage before), not of activations
+  // SEND, RECV: issued with the transfer before it on its stream as one batch
+  // (Megatron's batch_isend_irecv), whose transfers all end when the last does.
+  bool joins_batch = false;
 };
-// Ten ints, the double and five bytes: the Task is most of a Program's memory.
+// Ten ints, the double and six bytes: the Task is most of a Program's memory.
 static_assert(sizeof(Task) <= 56, "a Task holds fixed-size fields only; names and dependencies live elsewhere");
 
 // One rank's task ids in issue order: the positions [begin, end) of the
@@ -145,7 +148,7 @@ struct Program {
   std::vector<Task> tasks;                   // indexed by id
 
   // The ids of the tasks that must finish first. A RECV's one dependency is
-  // its matching SEND, whose transfer it spans.
+  // its matching SEND, whose transfer it receives.
   std::span<const int32_t> deps(int id) const {
     return {dep_ids.data() + dep_begin[id], dep_ids.data() + dep_begin[id + 1]};
   }
@@ -183,12 +186,23 @@ std::string task_name(const Program& program, const Task& task);
 // A rank's tasks as an executor runs them: one queue per stream, and on the
 // p2p stream one per peer (as NCCL's per-peer channels), each in issue order.
 // A queue runs its tasks one after another; queues run concurrently.
+// A RECV on the p2p stream is pre-posted and passive: it spans its SEND's
+// transfer and blocks nothing (eager). One on the compute stream is posted
+// there, in order, and blocks it; its transfer starts once both it and its
+// SEND are posted (paired).
+inline bool is_posted_in_order(const Task& recv) { return recv.stream != Stream::p2p; }
+
 struct TaskQueue {
   Stream stream = Stream::compute;
   int peer = -1;  // p2p queues only
   std::vector<int> tasks;
 };
-std::vector<TaskQueue> task_queues(const Program& program, int rank);
+// `receives_ahead`: every RECV on its peer's p2p queue, posted ahead there as
+// an eager one is, whatever its stream. For an executor that issues
+// transfers one at a time (live/): NCCL and MPI hold a send until its
+// receive is posted, so two ranks that each send, then receive, on one
+// stream would wait on each other (Megatron posts such pairs as one batch).
+std::vector<TaskQueue> task_queues(const Program& program, int rank, bool receives_ahead = false);
 
 // Seconds of a whole Work (its ops run back to back on one stream).
 double work_seconds(const CostModel& model, const Work& work, Dtype dtype);

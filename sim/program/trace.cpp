@@ -118,6 +118,7 @@ void hash_task(ProgramHasher& h, const Program& program, const Task& t) {
   for (int value : {t.id, t.rank, static_cast<int>(t.stream), static_cast<int>(t.kind), t.stage, t.microbatch,
                     t.layer_begin, t.layer_end, t.work, static_cast<int>(t.dim), t.peer, t.group, t.count})
     h.integer(value);
+  if (t.joins_batch) h.integer(-1);  // only where set: a Program without batches hashes as before them
   h.real(t.bytes);
   h.integers(program.deps(t));
   h.text(task_name(program, t));

@@ -41,6 +41,8 @@ std::string to_string(ScheduleKind schedule) {
   return "?";
 }
 
+std::string to_string(P2pCommunication p2p) { return p2p == P2pCommunication::paired ? "paired" : "eager"; }
+
 std::string to_string(DpSync sync) {
   switch (sync) {
     case DpSync::auto_: return "auto";
@@ -75,7 +77,7 @@ const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_si
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage", "schedule", "ddp_bucket_size",
-    "overlap_p2p_communication", "overlap_grad_reduce", "dp_sync", "parameter_servers", "dp_compression_ratio",
+    "overlap_p2p_communication", "p2p_communication", "overlap_grad_reduce", "dp_sync", "parameter_servers", "dp_compression_ratio",
     "dp_compression_seconds_per_GB", "pipeline_layers"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
@@ -185,6 +187,13 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
     f.fail("num_layers_per_virtual_pipeline_stage", "is only used by the interleaved_1f1b schedule, not " + schedule);
   p.dp_bucket_bytes = f.number("ddp_bucket_size", 1).value_or(0) * 4;  // elements of fp32 gradient
   p.overlap_p2p_communication = f.boolean("overlap_p2p_communication").value_or(false);
+  // Transfers on their own stream block nothing: they are eager (the
+  // rendezvous of Megatron's overlapped calls is not modelled).
+  const std::string p2p = f.choice("p2p_communication", {"paired", "eager"})
+                              .value_or(p.overlap_p2p_communication ? "eager" : "paired");
+  if (p2p == "paired" && p.overlap_p2p_communication)
+    f.fail("p2p_communication", "paired blocks the compute stream; overlap_p2p_communication needs eager");
+  p.p2p_communication = p2p == "paired" ? P2pCommunication::paired : P2pCommunication::eager;
   p.overlap_grad_reduce = f.boolean("overlap_grad_reduce").value_or(false);
   const std::vector<std::string> syncs = {"auto", "ring", "tree", "hierarchical", "parameter_server"};
   const std::string sync = f.choice("dp_sync", syncs).value_or("auto");

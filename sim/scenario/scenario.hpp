@@ -22,12 +22,20 @@ enum class ScheduleKind { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
 // How data-parallel ranks synchronise gradients: auto lets the executor pick
 // ring or tree per all-reduce (as NCCL's tuner does).
 enum class DpSync { auto_, ring, tree, hierarchical, parameter_server };
+// How a pipeline transfer's SEND and RECV meet. paired (Megatron-LM's
+// blocking p2p calls): the transfer starts once the sender has posted its
+// SEND and the receiver its RECV, each on its compute stream; the transfers
+// Megatron issues in one batch_isend_irecv complete together and block the
+// compute stream until then. eager: the SEND goes out as soon as it is
+// issued, into a pre-posted receive that blocks nothing.
+enum class P2pCommunication { paired, eager };
 
 double dtype_bytes(Dtype dtype);
 std::string to_string(Dtype dtype);
 std::string to_string(Recompute recompute);
 std::string to_string(ScheduleKind schedule);
 std::string to_string(DpSync sync);
+std::string to_string(P2pCommunication p2p);
 
 struct TrainingConfig {
   int64_t seq_length = 0;
@@ -49,6 +57,7 @@ struct ParallelConfig {
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   double dp_bucket_bytes = 0;  // gradient bucket for overlapping DP traffic with backward
   bool overlap_p2p_communication = false;  // pipeline transfers on their own stream (else they block compute)
+  P2pCommunication p2p_communication = P2pCommunication::paired;  // eager where overlap_p2p_communication
   bool overlap_grad_reduce = false;  // reduce buckets during the backward (else after it), as Megatron's flag
   DpSync dp_sync = DpSync::auto_;
   int64_t parameter_servers = 1;     // server hosts holding parameter shards (dp_sync parameter_server)
