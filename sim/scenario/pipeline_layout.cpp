@@ -34,8 +34,13 @@ struct Given {
 class LayoutRules {
 public:
   LayoutRules(int64_t num_layers, ParallelConfig& p, const std::string& file)
-      : layers_(num_layers), p_(p), file_(file), first_(p.first_stage_layers > 0), last_(p.last_stage_layers > 0),
-        layout_(!p.layer_layout.empty()), listed_(!p.pipeline_layers.empty() || p.balance_pipeline_layers) {}
+      : layers_(num_layers),
+        p_(p),
+        file_(file),
+        first_(p.first_stage_layers > 0),
+        last_(p.last_stage_layers > 0),
+        layout_(!p.layer_layout.empty()),
+        listed_(!p.pipeline_layers.empty() || p.balance_pipeline_layers) {}
 
   void resolve() {
     check_combinations();
@@ -56,14 +61,17 @@ private:
     throw InputError(file_, "parallelism." + field, reason);
   }
 
-  void refuse_together(const char* field, bool given, std::initializer_list<Given> others, const std::string& why) const {
+  void refuse_together(const char* field, bool given, std::initializer_list<Given> others,
+                       const std::string& why) const {
     if (!given) return;
     for (const Given& other : others)
       if (other.given) fail(field, "cannot be combined with " + std::string(other.field) + why);
   }
 
   const char* virtual_stages_field() const {
-    return p_.layers_per_virtual_stage ? kLayersPerVirtualStage : p_.virtual_stages_per_rank ? kVirtualStagesPerRank : kLayout;
+    return p_.layers_per_virtual_stage  ? kLayersPerVirtualStage
+           : p_.virtual_stages_per_rank ? kVirtualStagesPerRank
+                                        : kLayout;
   }
 
   void check_combinations() const {
@@ -72,18 +80,26 @@ private:
     // arguments.py validate_args: one way of giving virtual stages.
     const std::string one_way = " (virtual stages are given one way)";
     refuse_together(kVirtualStagesPerRank, per_rank, {{kLayersPerVirtualStage, per_stage}}, one_way);
-    refuse_together(kLayout, layout_, {{kLayersPerVirtualStage, per_stage}, {kVirtualStagesPerRank, per_rank}}, one_way);
+    refuse_together(kLayout, layout_, {{kLayersPerVirtualStage, per_stage}, {kVirtualStagesPerRank, per_rank}},
+                    one_way);
     // TransformerConfig.__post_init__: a layout places every unit; uneven
     // first and last stages count no embedding or loss.
-    refuse_together(kLayout, layout_, {{kFirstStage, first_}, {kLastStage, last_}, {kEmbeddingInSplit, embedding}, {kLossInSplit, loss}},
+    refuse_together(kLayout, layout_,
+                    {{kFirstStage, first_}, {kLastStage, last_}, {kEmbeddingInSplit, embedding}, {kLossInSplit, loss}},
                     " (the layout places every layer)");
     for (const Given uneven : {Given{kFirstStage, first_}, Given{kLastStage, last_}})
       refuse_together(uneven.field, uneven.given, {{kEmbeddingInSplit, embedding}, {kLossInSplit, loss}}, "");
     // arguments.py: uneven stages take their virtual stages as a count per
     // rank (and so do simtrain's own lists).
-    refuse_together(kLayersPerVirtualStage, per_stage, {{kFirstStage, first_}, {kLastStage, last_}, {kPipelineLayers, listed_}},
+    refuse_together(kLayersPerVirtualStage, per_stage,
+                    {{kFirstStage, first_}, {kLastStage, last_}, {kPipelineLayers, listed_}},
                     " (with uneven stages give num_virtual_stages_per_pipeline_rank)");
-    refuse_together(kPipelineLayers, listed_, {{kFirstStage, first_}, {kLastStage, last_}, {kEmbeddingInSplit, embedding}, {kLossInSplit, loss}, {kLayout, layout_}},
+    refuse_together(kPipelineLayers, listed_,
+                    {{kFirstStage, first_},
+                     {kLastStage, last_},
+                     {kEmbeddingInSplit, embedding},
+                     {kLossInSplit, loss},
+                     {kLayout, layout_}},
                     " (it gives every stage's layers)");
     // Megatron would take a first-stage count with one stage as the whole model; it says nothing then.
     if ((first_ || last_) && p_.pipeline < 2)
@@ -107,14 +123,16 @@ private:
   // builds the embedding on the first stage and the loss on the last
   // whatever the layout says, so they must be there.
   std::vector<int64_t> from_layout() const {
-    const std::vector<std::string> stages = layout_stages(p_.layer_layout, file_, std::string("parallelism.") + kLayout);
+    const std::vector<std::string> stages =
+        layout_stages(p_.layer_layout, file_, std::string("parallelism.") + kLayout);
     std::vector<int64_t> counts;
     int64_t embeddings = 0, losses = 0;
     for (const std::string& stage : stages) {
       for (char c : stage) {
         if (c == 'm') fail(kLayout, "places a multi-token prediction layer (m); the model has none");
         if (c != 'E' && c != 't' && c != 'L')
-          fail(kLayout, "'" + std::string(1, c) + "' is not a layer (E embedding, t transformer layer, L loss, | between stages)");
+          fail(kLayout, "'" + std::string(1, c) +
+                            "' is not a layer (E embedding, t transformer layer, L loss, | between stages)");
       }
       counts.push_back(std::count(stage.begin(), stage.end(), 't'));
       embeddings += std::count(stage.begin(), stage.end(), 'E');
@@ -142,14 +160,17 @@ private:
     const char* field = first_ ? kFirstStage : kLastStage;
     const int64_t middle_stages = p_.pipeline - first_ - last_, middle_layers = layers_ - first - last;
     if (middle_layers < 0)
-      fail(field, "first and last stages hold " + str(first + last) + " layers, more than num_hidden_layers (" + str(layers_) + ")");
+      fail(field, "first and last stages hold " + str(first + last) + " layers, more than num_hidden_layers (" +
+                      str(layers_) + ")");
     if ((middle_layers == 0) != (middle_stages == 0))
       fail(field, "leaves " + str(middle_layers) + " layers for " + str(middle_stages) + " middle stages");
     if (middle_stages && middle_layers % middle_stages != 0)
-      fail(field, "leaves " + str(middle_layers) + " layers, not a multiple of the " + str(middle_stages) + " middle stages");
+      fail(field,
+           "leaves " + str(middle_layers) + " layers, not a multiple of the " + str(middle_stages) + " middle stages");
     const int64_t middle = middle_stages ? middle_layers / middle_stages : 0;
     if (middle % v != 0)
-      fail(field, "leaves " + str(middle) + " layers on each middle stage, not a multiple of the virtual stages per pipeline rank (" +
+      fail(field, "leaves " + str(middle) +
+                      " layers on each middle stage, not a multiple of the virtual stages per pipeline rank (" +
                       str(v) + ")");
     std::vector<int64_t> per_rank(p_.pipeline, middle);
     if (first_) per_rank.front() = first;
@@ -171,8 +192,8 @@ private:
     if (given == p * v) return counts;
     for (int64_t rank = 0; rank < p; ++rank)
       if (counts[rank] % v != 0)
-        fail(kPipelineLayers, "a pipeline stage's layers must be a multiple of its virtual stages (" + str(v) + "), got " +
-                                  str(counts[rank]) + " on stage " + str(rank));
+        fail(kPipelineLayers, "a pipeline stage's layers must be a multiple of its virtual stages (" + str(v) +
+                                  "), got " + str(counts[rank]) + " on stage " + str(rank));
     return split_over_chunks(counts);
   }
 
@@ -182,7 +203,8 @@ private:
     if (layers_ >= stages) return;
     if (p_.virtual_stages == 1)
       fail(kPipelineSize, "must not exceed num_hidden_layers (" + str(layers_) + "), got " + str(p_.pipeline));
-    fail(kPipelineLayers, "\"auto\" needs a layer per virtual stage (" + str(stages) + "), got " + str(layers_) + " layers");
+    fail(kPipelineLayers,
+         "\"auto\" needs a layer per virtual stage (" + str(stages) + "), got " + str(layers_) + " layers");
   }
 
   // get_num_layers_to_build without uneven stages: the layers, with the
@@ -193,16 +215,19 @@ private:
     const int64_t counted = layers_ + p_.embedding_in_split + p_.loss_in_split;
     const bool accounted = counted != layers_;
     if (counted % p_.pipeline != 0)
-      fail(kPipelineSize, "must divide num_hidden_layers (" + str(layers_) + ")" +
-                              (accounted ? " plus the embedding and loss counted as layers (" + str(counted) + ")" : "") +
-                              ", got " + str(p_.pipeline));
+      fail(kPipelineSize,
+           "must divide num_hidden_layers (" + str(layers_) + ")" +
+               (accounted ? " plus the embedding and loss counted as layers (" + str(counted) + ")" : "") + ", got " +
+               str(p_.pipeline));
     const int64_t per_rank = counted / p_.pipeline;
     if (const int64_t per_stage = p_.layers_per_virtual_stage) {
       if (per_rank % per_stage != 0)
-        fail(kLayersPerVirtualStage, "must divide the layers per pipeline stage (" + str(per_rank) + "), got " + str(per_stage));
+        fail(kLayersPerVirtualStage,
+             "must divide the layers per pipeline stage (" + str(per_rank) + "), got " + str(per_stage));
       p_.virtual_stages = per_rank / per_stage;
     } else if (per_rank % p_.virtual_stages != 0) {
-      fail(kVirtualStagesPerRank, "must divide the layers per pipeline stage (" + str(per_rank) + "), got " + str(p_.virtual_stages));
+      fail(kVirtualStagesPerRank,
+           "must divide the layers per pipeline stage (" + str(per_rank) + "), got " + str(p_.virtual_stages));
     }
     std::vector<int64_t> stages = split_over_chunks(std::vector<int64_t>(p_.pipeline, per_rank));
     stages.front() -= p_.embedding_in_split;
@@ -229,9 +254,11 @@ void parse_pipeline_layout(JsonFields& f, const std::string& file, ParallelConfi
   if (f.has(kLayout)) {
     p.layer_layout = *f.text(kLayout);
     if (p.layer_layout.empty()) f.fail(kLayout, "must not be empty");
-    const auto stages = static_cast<int64_t>(layout_stages(p.layer_layout, file, std::string("parallelism.") + kLayout).size());
+    const auto stages =
+        static_cast<int64_t>(layout_stages(p.layer_layout, file, std::string("parallelism.") + kLayout).size());
     if (stages % p.pipeline != 0)
-      f.fail(kLayout, "has " + str(stages) + " stages, not a multiple of pipeline_model_parallel_size (" + str(p.pipeline) + ")");
+      f.fail(kLayout, "has " + str(stages) + " stages, not a multiple of pipeline_model_parallel_size (" +
+                          str(p.pipeline) + ")");
     p.virtual_stages = stages / p.pipeline;
   }
   if (f.has(kPipelineLayers)) {
@@ -243,7 +270,8 @@ void parse_pipeline_layout(JsonFields& f, const std::string& file, ParallelConfi
         f.fail(kPipelineLayers, "expected \"auto\" or a list of layer counts, one per stage");
       for (const nlohmann::json& count : layers) {
         if (!count.is_number_integer() || count.get<int64_t>() < 1 || count.get<int64_t>() > limits::max_layers)
-          f.fail(kPipelineLayers, "layer counts must be integers from 1 to " + str(limits::max_layers) + ", got " + count.dump());
+          f.fail(kPipelineLayers,
+                 "layer counts must be integers from 1 to " + str(limits::max_layers) + ", got " + count.dump());
         p.pipeline_layers.push_back(count.get<int64_t>());
       }
     }
