@@ -75,7 +75,7 @@ std::string scenario_hash(const Scenario& s) {
   nlohmann::json model = to_json(s.model);
   model.erase("name");  // a label: renaming the model changes no tensor of the checkpoint
   const nlohmann::json state = {
-      {"what", "simtrain checkpoint state, version 2"},
+      {"what", "simtrain checkpoint state, version 3"},
       {"model", model},
       {"dtype", to_string(s.training.dtype)},
       {"parallel",
@@ -83,7 +83,7 @@ std::string scenario_hash(const Scenario& s) {
         {"pipeline", p.pipeline},
         {"data", p.data},
         {"virtual_stages", s.virtual_stages()},
-        {"pipeline_layers", p.pipeline_layers},
+        {"stage_layers", p.stage_layers},
         {"balance_pipeline_layers", p.balance_pipeline_layers},
         {"zero_stage", p.zero_stage}}}};
   const std::string canonical = state.dump();  // object keys sorted: canonical

@@ -183,6 +183,31 @@ TEST(Cli, BadArguments) {
   expect_input_error(run({}), "subcommand");
 }
 
+// A pipeline layout Megatron refuses: exit 2, the field and the reason.
+TEST(Cli, RefusedPipelineLayouts) {
+  expect_input_error(run({"simulate", "tiny-4gpu", "--set", "schedule=interleaved_1f1b", "--set",
+                          "num_virtual_stages_per_pipeline_rank=3"}),
+                     "tiny-4gpu.json: parallelism.num_virtual_stages_per_pipeline_rank: must divide the layers per "
+                     "pipeline stage (4), got 3");
+  expect_input_error(run({"simulate", "tiny-4gpu", "--set", "pipeline_model_parallel_size=1", "--set",
+                          "decoder_first_pipeline_num_layers=8"}),
+                     "parallelism.decoder_first_pipeline_num_layers: needs pipeline_model_parallel_size >= 2, got 1");
+  expect_input_error(run({"schedule", "tiny-4gpu", "--set", "pipeline_model_parallel_layout=Et|tttt|ttL"}),
+                     "parallelism.pipeline_model_parallel_layout: has 3 stages, not a multiple of "
+                     "pipeline_model_parallel_size (2)");
+}
+
+// Chunks of unequal layers (1, 3 on rank 0; 2, 2 on rank 1) run through the
+// interleaved schedule and the replay.
+TEST_F(CliTest, SimulatesAnUnevenInterleavedLayout) {
+  const CliResult r = run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json"), "--set",
+                           "schedule=interleaved_1f1b", "--set", "pipeline_model_parallel_layout=Et|ttt|tt|ttL"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json report = read_json(path("report.json"));
+  EXPECT_GT(report["step_time_s"].get<double>(), 0);
+  EXPECT_EQ(report["scenario"]["parallelism"]["virtual_stages"], 2) << report["scenario"];
+}
+
 TEST_F(CliTest, ReportIsReplacedAtomically) {
   std::ofstream(path("report.json")) << "old";
   ASSERT_EQ(run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json")}).code, 0);

@@ -20,12 +20,35 @@ struct Config {
   int tp, pp, dp, layers_per_virtual_stage, zero;
   std::string recompute;
   bool sequence_parallel;
+  // An uneven layout: more parallelism fields, the model's layers, micro-batches.
+  nlohmann::json layout = nlohmann::json::object();
+  int layers = 8, micro_batches = 8;
 };
 
 std::string describe(const Config& c) {
   return c.schedule + " tp" + std::to_string(c.tp) + " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp) +
          " vl" + std::to_string(c.layers_per_virtual_stage) + " zero" + std::to_string(c.zero) + " " + c.recompute +
-         (c.sequence_parallel ? " sp" : "");
+         (c.sequence_parallel ? " sp" : "") + (c.layout.empty() ? "" : " " + c.layout.dump());
+}
+
+// Interleaved layouts whose chunks hold unequal layers (sim/scenario/pipeline_layout.hpp),
+// empty chunks among them.
+void add_uneven_interleaved_layouts(std::vector<Config>& configs) {
+  auto add = [&](int tp, int pp, int dp, int layers, int micro_batches, nlohmann::json layout, int zero = 1) {
+    Config c{"interleaved_1f1b", tp, pp, dp, 0, zero, "none", false, std::move(layout), layers, micro_batches};
+    configs.push_back(c);
+  };
+  // 10 + 2 over 2 ranks, 3 chunks of 2: chunk (0, 0) and (1, 2) hold 1.
+  add(2, 2, 2, 10, 8,
+      {{"num_virtual_stages_per_pipeline_rank", 3}, {"account_for_embedding_in_pipeline_split", true},
+       {"account_for_loss_in_pipeline_split", true}});
+  // The embedding alone on stage 0, an empty stage, the loss alone on the last.
+  add(1, 4, 2, 10, 8, {{"pipeline_model_parallel_layout", "E|ttt|tt||t|ttt|t|L"}}, 0);
+  add(2, 3, 1, 14, 6,
+      {{"decoder_first_pipeline_num_layers", 2}, {"decoder_last_pipeline_num_layers", 4},
+       {"num_virtual_stages_per_pipeline_rank", 2}},
+      3);
+  add(1, 4, 2, 19, 8, {{"pipeline_layers", {1, 3, 2, 4, 2, 3, 3, 1}}, {"num_virtual_stages_per_pipeline_rank", 2}}, 2);
 }
 
 std::vector<Config> grid() {
@@ -37,11 +60,14 @@ std::vector<Config> grid() {
           configs.push_back({schedule, tp, pp, dp, 0, (tp + pp + dp) % 4, tp == 2 ? "selective" : "full", tp == 2});
   for (int pp : {2, 4})
     for (int layers : {1, 2}) configs.push_back({"interleaved_1f1b", 2, pp, 2, layers, 1, "none", true});
+  add_uneven_interleaved_layouts(configs);
   return configs;
 }
 
 Scenario scenario_for(const Config& c) {
-  nlohmann::json doc = fixtures::scenario_json(c.tp, c.pp, c.dp, 8, c.schedule, c.layers_per_virtual_stage, 8);
+  nlohmann::json doc =
+      fixtures::scenario_json(c.tp, c.pp, c.dp, c.layers, c.schedule, c.layers_per_virtual_stage, c.micro_batches);
+  doc["parallelism"].update(c.layout);
   doc["parallelism"]["zero_stage"] = c.zero;
   doc["parallelism"]["sequence_parallel"] = c.sequence_parallel;
   doc["training"]["recompute_granularity"] = c.recompute;
@@ -177,16 +203,20 @@ TEST(Program, EachMicrobatchRunsForwardOnceAndBackwardOverEveryLayer) {
     const Scenario s = scenario_for(c);
     const Program p = build_program(s, build_workload(s));
     SCOPED_TRACE(describe(c));
-    std::map<std::tuple<int, int, int>, int> forwards, backward_layers;  // (rank, stage, mb)
+    const Workload w = build_workload(s);
+    std::map<std::tuple<int, int, int>, int> forwards, backwards, backward_layers;  // (rank, stage, mb)
     for (const Task& t : p.tasks) {
       if (t.kind == TaskKind::F) forwards[{t.rank, t.stage, t.microbatch}] += 1;
+      if (t.kind == TaskKind::B) backwards[{t.rank, t.stage, t.microbatch}] += 1;  // the grid splits no backward into buckets
       if (t.kind == TaskKind::B) backward_layers[{t.rank, t.stage, t.microbatch}] += t.layer_end - t.layer_begin;
     }
     const int stages = c.pp * static_cast<int>(s.virtual_stages());
+    ASSERT_EQ(w.stage_layers.size(), static_cast<size_t>(stages));
     EXPECT_EQ(forwards.size(), static_cast<size_t>(p.world_size / c.pp * stages * p.micro_batches));
     for (const auto& [key, count] : forwards) {
       EXPECT_EQ(count, 1);
-      EXPECT_EQ(backward_layers[key], 8 / stages);
+      EXPECT_EQ(backwards[key], 1);
+      EXPECT_EQ(backward_layers[key], w.stage_layers[std::get<1>(key)]);
     }
   }
 }

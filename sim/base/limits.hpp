@@ -18,6 +18,9 @@ constexpr int max_json_depth = 64;                        // arrays and objects 
 constexpr int64_t max_integer = int64_t{1} << 30;
 constexpr int64_t max_gpus = int64_t{1} << 20;            // cluster.num_gpus
 constexpr int64_t max_layers = int64_t{1} << 16;          // model.num_hidden_layers
+// parallelism.pipeline_model_parallel_layout once its repetitions are
+// expanded: room for every layer alone on a stage, twice over.
+constexpr size_t max_layout_chars = 4 * max_layers;
 // Elements of the largest tensor (weight, activation or attention scores of
 // one micro-batch, unsharded): bounds every count the workload makes.
 constexpr double max_tensor_elements = 0x1p40;

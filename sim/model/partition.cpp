@@ -29,8 +29,8 @@ std::vector<int> balance_layers(int layers, const std::vector<double>& extra_sec
 std::vector<int> stage_layer_counts(const Scenario& s, const Workload& w) {
   const int stages = static_cast<int>(s.parallel.pipeline * s.virtual_stages());
   const int layers = static_cast<int>(s.model.num_layers);
-  if (!s.parallel.pipeline_layers.empty()) return {s.parallel.pipeline_layers.begin(), s.parallel.pipeline_layers.end()};
-  if (!s.parallel.balance_pipeline_layers || stages == 1) return std::vector<int>(stages, layers / stages);
+  if (!s.parallel.balance_pipeline_layers) return {s.parallel.stage_layers.begin(), s.parallel.stage_layers.end()};
+  if (stages == 1) return {layers};
   const std::unique_ptr<CostModel> cost_model = make_cost_model(s);
   const Dtype dtype = s.training.dtype;
   std::vector<double> extra(stages, 0);

@@ -1,7 +1,8 @@
 #pragma once
-// How many transformer layers each pipeline stage holds: the scenario's
-// explicit pipeline_layers, a split that balances stage times ("auto"), or
-// the uniform split.
+// How many transformer layers each model stage holds: the scenario's layout
+// (Megatron-LM's rules, sim/scenario/pipeline_layout.hpp), or with
+// pipeline_layers "auto" a split over every virtual stage that balances
+// stage times.
 #include <vector>
 
 #include "sim/model/cost_model.hpp"

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <numeric>
 
 #include "sim/base/embedded_files.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
+#include "sim/scenario/pipeline_layout.hpp"
 #include "sim/scenario/scenario_limits.hpp"
 
 namespace simtrain {
@@ -54,10 +54,7 @@ std::string to_string(DpSync sync) {
   return "?";
 }
 
-int64_t Scenario::virtual_stages() const {
-  if (parallel.layers_per_virtual_stage == 0) return 1;
-  return model.num_layers / (parallel.pipeline * parallel.layers_per_virtual_stage);
-}
+int64_t Scenario::virtual_stages() const { return parallel.virtual_stages; }
 
 int64_t Scenario::micro_batches() const {
   return training.global_batch_size / (training.micro_batch_size * parallel.data);
@@ -76,9 +73,11 @@ const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_si
                                                 "train_tokens"};
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
-    "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage", "schedule", "ddp_bucket_size",
-    "overlap_p2p_communication", "p2p_communication", "overlap_grad_reduce", "dp_sync", "parameter_servers", "dp_compression_ratio",
-    "dp_compression_seconds_per_GB", "pipeline_layers"};
+    "num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank", "sequence_parallel", "zero_stage",
+    "schedule", "ddp_bucket_size", "overlap_p2p_communication", "p2p_communication", "overlap_grad_reduce", "dp_sync",
+    "parameter_servers", "dp_compression_ratio", "dp_compression_seconds_per_GB", "pipeline_layers",
+    "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split",
+    "account_for_loss_in_pipeline_split", "pipeline_model_parallel_layout"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
@@ -170,21 +169,29 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   p.tensor = f.integer("tensor_model_parallel_size").value_or(1);
   p.pipeline = f.integer("pipeline_model_parallel_size").value_or(1);
   p.data = f.integer("data_parallel_size").value_or(0);
-  p.layers_per_virtual_stage = f.integer("num_layers_per_virtual_pipeline_stage").value_or(0);
+  parse_pipeline_layout(f, file, p);
   p.sequence_parallel = f.boolean("sequence_parallel").value_or(false);
   p.zero_stage = static_cast<int>(f.integer("zero_stage", 0).value_or(0));
   if (p.zero_stage > 3) f.fail("zero_stage", "must be 0, 1, 2 or 3");
-  const std::string default_schedule = p.layers_per_virtual_stage ? "interleaved_1f1b" : "1f1b";
+  const std::string default_schedule = gives_virtual_stages(p) ? "interleaved_1f1b" : "1f1b";
   const std::string schedule =
       f.choice("schedule", {"gpipe", "1f1b", "interleaved_1f1b", "zb_h1"}).value_or(default_schedule);
   p.schedule = schedule == "gpipe"              ? ScheduleKind::gpipe
                : schedule == "interleaved_1f1b" ? ScheduleKind::interleaved_1f1b
                : schedule == "zb_h1"            ? ScheduleKind::zb_h1
                                                 : ScheduleKind::one_f_one_b;
-  if (p.schedule == ScheduleKind::interleaved_1f1b && !p.layers_per_virtual_stage)
-    f.fail("schedule", "interleaved_1f1b needs num_layers_per_virtual_pipeline_stage");
-  if (p.schedule != ScheduleKind::interleaved_1f1b && p.layers_per_virtual_stage)
-    f.fail("num_layers_per_virtual_pipeline_stage", "is only used by the interleaved_1f1b schedule, not " + schedule);
+  if (p.schedule == ScheduleKind::interleaved_1f1b && !gives_virtual_stages(p))
+    f.fail("schedule", "interleaved_1f1b needs num_layers_per_virtual_pipeline_stage, num_virtual_stages_per_pipeline_rank "
+                       "or a pipeline_model_parallel_layout of more stages than pipeline ranks");
+  if (p.schedule != ScheduleKind::interleaved_1f1b) {
+    if (p.layers_per_virtual_stage)
+      f.fail("num_layers_per_virtual_pipeline_stage", "is only used by the interleaved_1f1b schedule, not " + schedule);
+    if (p.virtual_stages_per_rank)
+      f.fail("num_virtual_stages_per_pipeline_rank", "is only used by the interleaved_1f1b schedule, not " + schedule);
+    if (p.virtual_stages > 1)
+      f.fail("pipeline_model_parallel_layout", "has " + std::to_string(p.virtual_stages) +
+                                                   " stages per pipeline rank, which only interleaved_1f1b runs, not " + schedule);
+  }
   p.dp_bucket_bytes = f.number("ddp_bucket_size", 1).value_or(0) * 4;  // elements of fp32 gradient
   p.overlap_p2p_communication = f.boolean("overlap_p2p_communication").value_or(false);
   // Transfers on their own stream block nothing: they are eager (the
@@ -203,19 +210,6 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   p.parameter_servers = f.integer("parameter_servers").value_or(1);
   p.dp_compression_ratio = f.number("dp_compression_ratio", 1).value_or(1);
   p.dp_compression_seconds_per_byte = f.number("dp_compression_seconds_per_GB").value_or(1e-3) / 1e9;
-  if (f.has("pipeline_layers")) {
-    const nlohmann::json& layers = f.raw("pipeline_layers");
-    if (layers == "auto") {
-      p.balance_pipeline_layers = true;
-    } else {
-      if (!layers.is_array() || layers.empty()) f.fail("pipeline_layers", "expected \"auto\" or a list of layer counts, one per stage");
-      for (const nlohmann::json& count : layers) {
-        if (!count.is_number_integer() || count.get<int64_t>() < 1)
-          f.fail("pipeline_layers", "layer counts must be integers >= 1, got " + count.dump());
-        p.pipeline_layers.push_back(count.get<int64_t>());
-      }
-    }
-  }
   f.reject_unknown();
   return p;
 }
@@ -240,35 +234,6 @@ void check_tensor_split(const ModelConfig& m, const ParallelConfig& p, const Rul
   if (m.intermediate_size % p.tensor != 0)
     fail("parallelism.tensor_model_parallel_size",
          "must divide intermediate_size (" + str(m.intermediate_size) + "), got " + str(p.tensor));
-}
-
-// Stage layer counts (given, balanced or even) and interleaving.
-void check_pipeline_split(const ModelConfig& m, const ParallelConfig& p, const RuleBroken& fail) {
-  const bool uneven_stages = p.balance_pipeline_layers || !p.pipeline_layers.empty();
-  if (!p.pipeline_layers.empty()) {
-    const auto stages = static_cast<int64_t>(p.pipeline_layers.size());
-    const int64_t layers = std::accumulate(p.pipeline_layers.begin(), p.pipeline_layers.end(), int64_t{0});
-    if (stages != p.pipeline)
-      fail("parallelism.pipeline_layers", "needs one layer count per pipeline stage (" + str(p.pipeline) + "), got " + str(stages));
-    if (layers != m.num_layers)
-      fail("parallelism.pipeline_layers", "must add up to num_hidden_layers (" + str(m.num_layers) + "), got " + str(layers));
-  } else if (p.balance_pipeline_layers && m.num_layers < p.pipeline) {
-    fail("parallelism.pipeline_model_parallel_size",
-         "must not exceed num_hidden_layers (" + str(m.num_layers) + "), got " + str(p.pipeline));
-  } else if (!uneven_stages && m.num_layers % p.pipeline != 0) {
-    fail("parallelism.pipeline_model_parallel_size",
-         "must divide num_hidden_layers (" + str(m.num_layers) + "), got " + str(p.pipeline));
-  }
-  if (uneven_stages && p.layers_per_virtual_stage)
-    fail("parallelism.pipeline_layers", "cannot be combined with interleaving (num_layers_per_virtual_pipeline_stage)");
-  if (p.layers_per_virtual_stage) {
-    if (p.pipeline < 2)
-      fail("parallelism.num_layers_per_virtual_pipeline_stage", "interleaving needs pipeline_model_parallel_size >= 2");
-    if ((m.num_layers / p.pipeline) % p.layers_per_virtual_stage != 0)
-      fail("parallelism.num_layers_per_virtual_pipeline_stage",
-           "must divide the layers per pipeline stage (" + str(m.num_layers / p.pipeline) + "), got " +
-               str(p.layers_per_virtual_stage));
-  }
 }
 
 // Fills in the data-parallel size and the default bucket size.
@@ -321,7 +286,7 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
 void check_consistency(Scenario& s, const std::string& file) {
   const RuleBroken fail{file};
   check_tensor_split(s.model, s.parallel, fail);
-  check_pipeline_split(s.model, s.parallel, fail);
+  resolve_pipeline_layout(s.model.num_layers, s.parallel, file);
   check_data_parallel(s, fail);
   check_batch_and_precision(s, fail);
   check_limits(s, file);

@@ -51,7 +51,6 @@ struct ParallelConfig {
   int64_t tensor = 1;    // tensor_model_parallel_size
   int64_t pipeline = 1;  // pipeline_model_parallel_size
   int64_t data = 1;      // data_parallel_size (derived from the cluster's GPU count)
-  int64_t layers_per_virtual_stage = 0;  // 0: no interleaving
   bool sequence_parallel = false;
   int zero_stage = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
@@ -63,8 +62,23 @@ struct ParallelConfig {
   int64_t parameter_servers = 1;     // server hosts holding parameter shards (dp_sync parameter_server)
   double dp_compression_ratio = 1;   // gradient traffic is divided by this
   double dp_compression_seconds_per_byte = 1e-12;  // compress, and again decompress, per byte of uncompressed gradient
-  std::vector<int64_t> pipeline_layers;  // layers per pipeline stage; empty: uniform
+  // How layers are split over pipeline stages and their virtual stages, as
+  // given (Megatron-LM's options; sim/scenario/pipeline_layout.hpp checks
+  // them); 0, false or empty where not given.
+  int64_t layers_per_virtual_stage = 0;  // num_layers_per_virtual_pipeline_stage
+  int64_t virtual_stages_per_rank = 0;   // num_virtual_stages_per_pipeline_rank
+  int64_t first_stage_layers = 0;        // decoder_first_pipeline_num_layers
+  int64_t last_stage_layers = 0;         // decoder_last_pipeline_num_layers
+  bool embedding_in_split = false;       // account_for_embedding_in_pipeline_split
+  bool loss_in_split = false;            // account_for_loss_in_pipeline_split
+  std::string layer_layout;              // pipeline_model_parallel_layout, e.g. "Et|(tt|)*6,t|tL"
+  std::vector<int64_t> pipeline_layers;  // per pipeline rank (even over its chunks) or per virtual stage
   bool balance_pipeline_layers = false;  // pipeline_layers "auto": the partitioner balances stage times
+  // What they come to: model chunks per pipeline rank (v), and the layers of
+  // each model stage (p x v entries, stage = chunk x p + pipeline rank; empty
+  // with "auto", which sim/model/partition.hpp balances).
+  int64_t virtual_stages = 1;
+  std::vector<int64_t> stage_layers;
 
   int64_t world_size() const { return tensor * pipeline * data; }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <utility>
+#include <vector>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
@@ -18,6 +19,17 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 // A count in full digits (1099511627776, not 1.09951e+12).
 std::string describe(double value) { return format("%.0f", value); }
 
+// The layers of the busiest pipeline rank, over all its chunks (an even
+// share where "auto" has not balanced them yet).
+double most_layers_on_a_rank(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  if (p.stage_layers.empty()) return static_cast<double>(s.model.num_layers) / static_cast<double>(p.pipeline);
+  std::vector<double> per_rank(p.pipeline, 0);
+  for (size_t stage = 0; stage < p.stage_layers.size(); ++stage)
+    per_rank[stage % per_rank.size()] += static_cast<double>(p.stage_layers[stage]);
+  return *std::max_element(per_rank.begin(), per_rank.end());
+}
+
 }  // namespace
 
 double estimated_tasks(const Scenario& s) {
@@ -32,8 +44,7 @@ double estimated_tasks(const Scenario& s) {
                                   (p.zero_stage == 3 && p.data > 1 ? 2 : 0);             // gather, reduce-scatter
   // At most one gradient bucket per unit of a chunk (its layers, embedding,
   // head), each a compute task with its TP collectives, a reduction and a gather.
-  const double units_per_chunk = static_cast<double>(s.model.num_layers) / (static_cast<double>(p.pipeline) * v) + 2;
-  const double bucket_tasks = v * units_per_chunk * (3 + tp_sizes);
+  const double bucket_tasks = (most_layers_on_a_rank(s) + 2 * v) * (3 + tp_sizes);
   return static_cast<double>(p.world_size()) * (actions * tasks_per_action + bucket_tasks + 2);  // + optimizer, embedding sync
 }
 

@@ -181,7 +181,8 @@ private:
     for (const Dimension& d : dimensions_) {
       cleared.push_back(d.key);
       if (d.key == "virtual_stages") {
-        cleared.push_back("num_layers_per_virtual_pipeline_stage");
+        cleared.insert(cleared.end(), {"num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank",
+                                       "pipeline_model_parallel_layout"});
         if (!fixed("schedule")) cleared.push_back("schedule");
       }
     }
