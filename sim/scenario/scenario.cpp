@@ -75,7 +75,7 @@ const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_si
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "sequence_parallel", "zero_stage", "schedule", "ddp_bucket_size",
-    "overlap_p2p_communication", "overlap_grad_reduce", "dp_sync", "parameter_servers", "dp_compression_ratio",
+    "overlap_p2p_communication", "overlap_grad_reduce", "grad_reduce_in_bf16", "overlap_param_gather", "dp_sync", "parameter_servers", "dp_compression_ratio",
     "dp_compression_seconds_per_GB", "pipeline_layers"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
@@ -186,6 +186,14 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   p.dp_bucket_bytes = f.number("ddp_bucket_size", 1).value_or(0) * 4;  // elements of fp32 gradient
   p.overlap_p2p_communication = f.boolean("overlap_p2p_communication").value_or(false);
   p.overlap_grad_reduce = f.boolean("overlap_grad_reduce").value_or(false);
+  p.grad_reduce_in_bf16 = f.boolean("grad_reduce_in_bf16").value_or(false);
+  p.overlap_param_gather = f.boolean("overlap_param_gather").value_or(false);
+  // Megatron's own checks (megatron/training/arguments.py).
+  if (p.overlap_param_gather && p.zero_stage != 1 && p.zero_stage != 2)
+    f.fail("overlap_param_gather", "overlaps the distributed optimizer's weight all-gather: needs zero_stage 1 or 2, got " +
+                                       std::to_string(p.zero_stage));
+  if (p.overlap_param_gather && !p.overlap_grad_reduce)
+    f.fail("overlap_param_gather", "needs overlap_grad_reduce, as in Megatron-LM");
   const std::vector<std::string> syncs = {"auto", "ring", "tree", "hierarchical", "parameter_server"};
   const std::string sync = f.choice("dp_sync", syncs).value_or("auto");
   p.dp_sync = static_cast<DpSync>(std::find(syncs.begin(), syncs.end(), sync) - syncs.begin());
@@ -303,6 +311,8 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
                                            str(p.pipeline) + ")");
   if (m.learned_position_embeddings && m.max_position_embeddings && t.seq_length > m.max_position_embeddings)
     fail("training.seq_length", "exceeds the model's max_position_embeddings (" + str(m.max_position_embeddings) + ")");
+  if (p.grad_reduce_in_bf16 && t.dtype == Dtype::fp16)
+    fail("parallelism.grad_reduce_in_bf16", "is for bf16 or fp8 training, not fp16");
   if (t.dtype == Dtype::fp8 && s.cluster.gpu.peak_fp8_flops == 0)
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
 }
