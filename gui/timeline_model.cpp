@@ -7,7 +7,7 @@
 namespace simtrain::gui {
 
 namespace {
-constexpr int stream_count = static_cast<int>(Stream::dp_gather) + 1;
+constexpr int stream_count = static_cast<int>(Stream::tp_overlap) + 1;
 }
 
 BoxKind box_kind(const Task& task) {

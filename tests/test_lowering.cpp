@@ -147,7 +147,8 @@ TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
     std::map<TaskKind, int> expected, issued;
     for (const ModelUnit& u : compute.units)
       for (PassOf pass : compute.passes)
-        for (const TpCollectives& c : (u.work->*pass).tp) expected[c.kind] += c.count;
+        for (const TpCollectives& c : (u.work->*pass).tp)
+          if (!c.overlapped) expected[c.kind] += c.count;
     int previous = compute.label;
     size_t next = i + 1;
     for (; next < lowered.tasks.size() && lowered.tasks[next].task.dim == CommDim::tp; ++next) {
@@ -162,6 +163,52 @@ TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
     EXPECT_EQ(ready_index(lowered, i), next - 1);
   }
   EXPECT_EQ(computes, 8);  // 4 forwards, 4 backwards
+}
+
+// Sequence parallelism: each backward's re-gathers of the qkv and fc1
+// inputs (2 a layer) start with it on a stream of their own, once what it
+// waits for and the compute stream's task before it are done; its first
+// blocking collective waits for them. With the blocking reduce-scatters and
+// all-gathers (2 + 2 a layer), 6 a layer.
+TEST(Lowering, SequenceParallelRegathersEachLayersInputsBesideItsBackward) {
+  Lowering l(scenario(2, 2, 1, "1f1b", {{"sequence_parallel", true}}));
+  const RankTasks lowered = lower_rank(l.context, 0, l.schedule[0]);  // stage 0: the embedding and 4 layers
+  const double bytes = 512 * 512 * 2.0;
+  int backwards = 0, overlapped_tasks = 0;
+  for (size_t i = 0; i < lowered.tasks.size(); ++i) {
+    const LoweredTask& t = lowered.tasks[i];
+    overlapped_tasks += t.task.stream == Stream::tp_overlap;
+    if (t.task.kind != TaskKind::B) continue;
+    ++backwards;
+    const LoweredTask& regather = lowered.tasks[i + 1];
+    EXPECT_EQ(regather.task.stream, Stream::tp_overlap);
+    EXPECT_EQ(regather.task.kind, TaskKind::ALLGATHER);
+    EXPECT_EQ(regather.task.dim, CommDim::tp);
+    EXPECT_EQ(regather.task.count, 4 * 2);
+    EXPECT_EQ(regather.task.bytes, bytes);
+    std::vector<int> starts_with = t.deps;
+    for (size_t before = i; before-- > 0;)
+      if (lowered.tasks[before].task.stream == Stream::compute) {
+        starts_with.push_back(lowered.tasks[before].label);
+        break;
+      }
+    EXPECT_EQ(regather.deps, starts_with);
+    EXPECT_EQ(lowered.tasks[i + 2].deps, (std::vector<int>{t.label, regather.label}));
+    std::map<TaskKind, int> blocking;
+    for (size_t c = i + 2; c <= ready_index(lowered, i); ++c) {
+      EXPECT_EQ(lowered.tasks[c].task.stream, Stream::compute);
+      EXPECT_EQ(lowered.tasks[c].task.bytes, bytes);
+      blocking[lowered.tasks[c].task.kind] += lowered.tasks[c].task.count;
+    }
+    // The embedding's backward adds one all-gather (of its output's gradient).
+    EXPECT_EQ(blocking, (std::map<TaskKind, int>{{TaskKind::REDUCESCATTER, 4 * 2}, {TaskKind::ALLGATHER, 4 * 2 + 1}}));
+  }
+  EXPECT_EQ(backwards, 4);
+  EXPECT_EQ(overlapped_tasks, 4);
+
+  Lowering plain(scenario(2, 2, 1, "1f1b"));
+  for (const LoweredTask& t : lower_rank(plain.context, 0, plain.schedule[0]).tasks)
+    EXPECT_NE(t.task.stream, Stream::tp_overlap);
 }
 
 TEST(Lowering, TransferPassPairsEverySendWithOneReceiveOfTheSameBytes) {
@@ -367,6 +414,73 @@ TEST(Lowering, OptimizerWaitsForEveryGradientReductionThenZeroGathersEachBucket)
     EXPECT_EQ(gather.task.bytes, buckets[b] * l.workload.weight_bytes_per_parameter);
     EXPECT_EQ(gather.deps, std::vector<int>{optimizer.label});
   }
+}
+
+TEST(Lowering, GradientsReducedInBf16HalveTheReduceScatters) {
+  const nlohmann::json parallelism = {{"overlap_grad_reduce", true}, {"ddp_bucket_size", 3000000}, {"zero_stage", 1}};
+  std::vector<double> fp32, bf16;
+  for (auto* bytes : {&fp32, &bf16}) {
+    nlohmann::json p = parallelism;
+    p["grad_reduce_in_bf16"] = bytes == &bf16;
+    Lowering l(scenario(1, 2, 2, "1f1b", p));
+    for (const LoweredTask& t : lower_rank(l.context, 0, l.schedule[0]).tasks)
+      if (t.task.kind == TaskKind::REDUCESCATTER) bytes->push_back(t.task.bytes);
+  }
+  ASSERT_EQ(fp32.size(), bf16.size());
+  ASSERT_FALSE(fp32.empty());
+  for (size_t i = 0; i < fp32.size(); ++i) EXPECT_EQ(bf16[i], fp32[i] / 2);
+}
+
+// --overlap-param-gather: no gather after the optimizer; each bucket's gather
+// is issued at the step's start, and the first forward of the chunk is split
+// at its buckets, each piece waiting for its bucket's gather.
+TEST(Lowering, OverlappedParamGatherFeedsEachBucketsFirstForward) {
+  const nlohmann::json parallelism = {
+      {"overlap_grad_reduce", true}, {"ddp_bucket_size", 3000000}, {"zero_stage", 1}, {"overlap_param_gather", true}};
+  Lowering l(scenario(1, 2, 2, "1f1b", parallelism));
+  const RankTasks lowered = lower_rank(l.context, 0, l.schedule[0]);
+  const auto buckets = l.context.gradient_buckets(0);
+  ASSERT_GT(buckets.size(), 1u);
+  size_t optimizer = 0;
+  for (size_t i = 0; i < lowered.tasks.size(); ++i)
+    if (lowered.tasks[i].task.kind == TaskKind::OPT) optimizer = i;
+  EXPECT_EQ(optimizer, lowered.tasks.size() - 1);  // nothing gathered after it
+  std::vector<const LoweredTask*> forwards;
+  for (const LoweredTask& t : lowered.tasks)
+    if (t.opens_bucket) forwards.push_back(&t);
+  ASSERT_EQ(forwards.size(), buckets.size());
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    const LoweredTask& gather = lowered.tasks[b];
+    const LoweredTask& forward = *forwards[b];
+    EXPECT_EQ(gather.task.kind, TaskKind::ALLGATHER);
+    EXPECT_EQ(gather.task.stream, Stream::dp_gather);
+    EXPECT_EQ(gather.task.group, l.context.groups.dp[0]);
+    EXPECT_TRUE(gather.deps.empty());
+    EXPECT_EQ(forward.task.kind, TaskKind::F);
+    EXPECT_EQ(forward.task.microbatch, 0);
+    const std::vector<ModelUnit>& bucket = buckets[buckets.size() - 1 - b];  // the forward runs them in reverse
+    EXPECT_EQ(forward.units.size(), bucket.size());
+    EXPECT_EQ(forward.units.front().layer, bucket.back().layer);
+    EXPECT_EQ(gather.task.bytes, parameters(bucket) * l.workload.weight_bytes_per_parameter);
+    EXPECT_EQ(forward.deps.front(), gather.label);
+  }
+  // Later forwards run the whole stage, waiting for no gather.
+  size_t whole_forwards = 0;
+  for (const LoweredTask& t : lowered.tasks)
+    if (t.task.kind == TaskKind::F && !t.opens_bucket) {
+      ++whole_forwards;
+      EXPECT_FALSE(t.task.part_of_stage);
+    }
+  EXPECT_EQ(whole_forwards, 3u);
+
+  // Without it the optimizer is followed by the gathers, the forward whole.
+  nlohmann::json after_optimizer = parallelism;
+  after_optimizer["overlap_param_gather"] = false;
+  Lowering plain(scenario(1, 2, 2, "1f1b", after_optimizer));
+  const RankTasks unchanged = lower_rank(plain.context, 0, plain.schedule[0]);
+  EXPECT_EQ(unchanged.tasks.front().task.kind, TaskKind::F);
+  EXPECT_EQ(unchanged.tasks.back().task.kind, TaskKind::ALLGATHER);
+  for (const LoweredTask& t : unchanged.tasks) EXPECT_FALSE(t.opens_bucket);
 }
 
 TEST(Lowering, ZeroThreeGathersBeforeEachPassAndReducesAfterEachBackward) {

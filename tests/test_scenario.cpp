@@ -117,6 +117,16 @@ TEST(Overrides, BareWordIsAString) {
   EXPECT_EQ(load_scenario("tiny-4gpu", {"gpu=H200"}).cluster.gpu.name, "H200");
 }
 
+// Megatron's defaults: gradients reduced in fp32, the weight gather after the optimizer.
+TEST(Overrides, GradientDtypeAndParamGatherOverlap) {
+  const Scenario defaults = load_scenario(gpt3);
+  EXPECT_FALSE(defaults.parallel.grad_reduce_in_bf16);
+  EXPECT_FALSE(defaults.parallel.overlap_param_gather);
+  const Scenario s = load_scenario(gpt3, {"grad_reduce_in_bf16=true", "overlap_param_gather=true"});
+  EXPECT_TRUE(s.parallel.grad_reduce_in_bf16);
+  EXPECT_TRUE(s.parallel.overlap_param_gather);
+}
+
 TEST(Overrides, UnknownKeyIsRefused) {
   EXPECT_THAT(error_loading(gpt3, {"hiden_size=4096"}),
               AllOf(HasSubstr("hiden_size"), HasSubstr("unknown field")));
@@ -234,6 +244,35 @@ const BadCase bad_cases[] = {
        s["training"]["dtype"] = "fp8";
      },
      "training.dtype", "fp8 is not supported by GPU A100-80GB"},
+    {"grad_reduce_in_bf16_not_a_boolean", [](json& s) { s["parallelism"]["grad_reduce_in_bf16"] = "yes"; },
+     "parallelism.grad_reduce_in_bf16", "expected true or false, got \"yes\""},
+    {"grad_reduce_in_bf16_with_fp16",
+     [](json& s) {
+       s["training"]["dtype"] = "fp16";
+       s["parallelism"]["grad_reduce_in_bf16"] = true;
+     },
+     "parallelism.grad_reduce_in_bf16", "is for bf16 or fp8 training, not fp16"},
+    {"overlap_param_gather_not_a_boolean", [](json& s) { s["parallelism"]["overlap_param_gather"] = 1; },
+     "parallelism.overlap_param_gather", "expected true or false, got 1"},
+    {"overlap_param_gather_without_distributed_optimizer",
+     [](json& s) {
+       s["parallelism"]["overlap_grad_reduce"] = true;
+       s["parallelism"]["overlap_param_gather"] = true;
+     },
+     "parallelism.overlap_param_gather", "needs zero_stage 1 or 2, got 0"},
+    {"overlap_param_gather_with_zero_3",
+     [](json& s) {
+       s["parallelism"]["zero_stage"] = 3;
+       s["parallelism"]["overlap_grad_reduce"] = true;
+       s["parallelism"]["overlap_param_gather"] = true;
+     },
+     "parallelism.overlap_param_gather", "needs zero_stage 1 or 2, got 3"},
+    {"overlap_param_gather_without_overlap_grad_reduce",
+     [](json& s) {
+       s["parallelism"]["zero_stage"] = 1;
+       s["parallelism"]["overlap_param_gather"] = true;
+     },
+     "parallelism.overlap_param_gather", "needs overlap_grad_reduce, as in Megatron-LM"},
     {"zero_stage_4", [](json& s) { s["parallelism"]["zero_stage"] = 4; }, "parallelism.zero_stage",
      "must be 0, 1, 2 or 3"},
     {"negative_zero_stage", [](json& s) { s["parallelism"]["zero_stage"] = -1; }, "parallelism.zero_stage",

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -170,28 +171,121 @@ TEST(Workload, TensorParallelismConservesParametersAndFlops) {
   }
 }
 
-TEST(Workload, SequenceParallelSplitsAllreduces) {
+// How many TP collectives of each kind a pass issues, overlapped ones apart; each of `bytes`.
+struct TpCounts {
+  int allreduced = 0, gathered = 0, scattered = 0, gathered_overlapped = 0;
+  bool operator==(const TpCounts&) const = default;
+};
+
+TpCounts tp_counts(const Pass& pass, double bytes) {
+  TpCounts counts;
+  for (const TpCollectives& c : pass.tp) {
+    EXPECT_DOUBLE_EQ(c.bytes, bytes) << to_string(c.kind);
+    EXPECT_TRUE(!c.overlapped || c.kind == TaskKind::ALLGATHER);
+    int& total = c.kind == TaskKind::ALLREDUCE   ? counts.allreduced
+                 : c.kind == TaskKind::REDUCESCATTER ? counts.scattered
+                 : c.overlapped                  ? counts.gathered_overlapped
+                                                 : counts.gathered;
+    total += c.count;
+  }
+  return counts;
+}
+
+// Per layer, forward: 2 all-reduces, or (SP) all-gathers before qkv and fc1
+// and reduce-scatters after proj and fc2; backward: their conjugates, and
+// under SP the overlapped re-gathers of the qkv and fc1 inputs: 6.
+TEST(Workload, SequenceParallelSplitsAllreducesAndRegathersForWeightGradients) {
   Scenario scenario = llama2_7b();
   EXPECT_TRUE(build_workload(scenario).layer.forward.tp.empty());  // tp 1
   scenario.parallel.tensor = 4;
   const double bytes = 1 * 4096 * 4096 * 2.0;
-  for (bool sequence_parallel : {false, true}) {
-    scenario.parallel.sequence_parallel = sequence_parallel;
-    const Workload workload = build_workload(scenario);
-    for (const Pass* pass : {&workload.layer.forward, &workload.layer.backward_input}) {
-      double allreduced = 0, gathered = 0, scattered = 0;
-      for (const TpCollectives& c : pass->tp) {
-        EXPECT_DOUBLE_EQ(c.bytes, bytes) << to_string(c.kind);
-        double& total = c.kind == TaskKind::ALLREDUCE ? allreduced
-                        : c.kind == TaskKind::ALLGATHER ? gathered
-                                                          : scattered;
-        total += c.count;
-      }
-      EXPECT_EQ(allreduced, sequence_parallel ? 0 : 2);
-      EXPECT_EQ(gathered, sequence_parallel ? 2 : 0);
-      EXPECT_EQ(scattered, sequence_parallel ? 2 : 0);
+  scenario.parallel.sequence_parallel = false;
+  const Workload plain = build_workload(scenario);
+  EXPECT_EQ(tp_counts(plain.layer.forward, bytes), (TpCounts{.allreduced = 2}));
+  EXPECT_EQ(tp_counts(plain.layer.backward_input, bytes), (TpCounts{.allreduced = 2}));
+  EXPECT_TRUE(plain.layer.backward_weight.tp.empty());
+
+  scenario.parallel.sequence_parallel = true;
+  const Workload sp = build_workload(scenario);
+  EXPECT_EQ(tp_counts(sp.layer.forward, bytes), (TpCounts{.gathered = 2, .scattered = 2}));
+  EXPECT_EQ(tp_counts(sp.layer.backward_input, bytes),
+            (TpCounts{.gathered = 2, .scattered = 2, .gathered_overlapped = 2}));
+  EXPECT_TRUE(sp.layer.backward_weight.tp.empty());
+  // The output layer is column-parallel too: its input is gathered again.
+  EXPECT_EQ(tp_counts(sp.head.backward_input, bytes), (TpCounts{.scattered = 1, .gathered_overlapped = 1}));
+}
+
+const Op& op_named(const Pass& pass, const std::string& name) {
+  for (const Op& op : pass.ops)
+    if (op.name == name) return op;
+  ADD_FAILURE() << "no op " << name;
+  static const Op none;
+  return none;
+}
+
+bool has_op(const Pass& pass, const std::string& name) {
+  return std::any_of(pass.ops.begin(), pass.ops.end(), [&](const Op& op) { return op.name == name; });
+}
+
+// fp8 as Transformer Engine's default recipe: the linears' GEMM operands are
+// fp8 (their outputs bf16), cast by memory-bound kernels; norms read bf16
+// and write the linear's fp8 input; everything else, the output layer, TP
+// reductions and pipeline messages stay bf16; SP's all-gathers are fp8.
+TEST(Workload, Fp8CastsOnlyTheLinearGemmInputs) {
+  Scenario scenario = llama3_8b();
+  scenario.parallel.tensor = 2;
+  scenario.parallel.sequence_parallel = true;
+  const Workload bf16 = build_workload(scenario);
+  scenario.training.dtype = Dtype::fp8;
+  const Workload fp8 = build_workload(scenario);
+  const double tokens = 4096, h = 4096, t = 2, qkv = (32 + 2 * 8) * 128 / t, ffn = 14336 / t, q = 32 * 128 / t;
+
+  const Pass& forward = fp8.layer.forward;
+  EXPECT_DOUBLE_EQ(op_named(forward, "qkv").bytes, (tokens * h + h * qkv) * 1 + tokens * qkv * 2);
+  EXPECT_DOUBLE_EQ(op_named(forward, "fc2").bytes, (tokens * ffn + ffn * h) * 1 + tokens * h * 2);
+  EXPECT_DOUBLE_EQ(op_named(forward, "ln1").bytes, tokens / t * h * (2 + 1));
+  EXPECT_DOUBLE_EQ(op_named(bf16.layer.forward, "ln1").bytes, tokens / t * h * (2 + 2));
+  EXPECT_FALSE(has_op(forward, "qkv_input_cast"));  // the norm quantizes it
+  // Read bf16, write fp8 and its transpose.
+  EXPECT_DOUBLE_EQ(op_named(forward, "proj_input_cast").bytes, tokens * q * (2 + 2));
+  EXPECT_DOUBLE_EQ(op_named(forward, "fc2_input_cast").bytes, tokens * ffn * (2 + 2));
+  for (const std::string name : {"attn", "swiglu", "bias_dropout_add"})
+    EXPECT_DOUBLE_EQ(op_named(forward, name).bytes, op_named(bf16.layer.forward, name).bytes) << name;
+  EXPECT_DOUBLE_EQ(op_named(fp8.layer.backward_input, "ln1_grad").bytes, tokens / t * h * 3 * 2);  // x, dy, dx
+  EXPECT_DOUBLE_EQ(op_named(fp8.layer.backward_input, "fc1_grad_cast").bytes, tokens * 2 * ffn * (2 + 2));
+  EXPECT_DOUBLE_EQ(op_named(fp8.layer.backward_input, "fc1_dgrad").bytes,
+                   (tokens * 2 * ffn + 2 * ffn * h) * 1 + tokens * h * 2);
+  EXPECT_DOUBLE_EQ(op_named(fp8.layer.backward_weight, "qkv_input_transpose").bytes, tokens * h * 2);
+  for (auto pass : {&UnitWork::forward, &UnitWork::backward_input, &UnitWork::backward_weight})
+    EXPECT_DOUBLE_EQ((fp8.layer.*pass).flops(), (bf16.layer.*pass).flops());
+  // The output layer and the embedding are bf16.
+  EXPECT_DOUBLE_EQ(op_named(fp8.head.forward, "logits").bytes, op_named(bf16.head.forward, "logits").bytes);
+  EXPECT_DOUBLE_EQ(op_named(fp8.head.forward, "final_norm").bytes, tokens / t * h * (2 + 2));
+  EXPECT_DOUBLE_EQ(fp8.embedding.forward.bytes(), bf16.embedding.forward.bytes());
+  EXPECT_DOUBLE_EQ(fp8.stage_boundary_bytes, bf16.stage_boundary_bytes);
+  // Reduce-scatters carry bf16; TE all-gathers the quantized tensors.
+  for (auto pass : {&UnitWork::forward, &UnitWork::backward_input})
+    for (size_t c = 0; c < (fp8.layer.*pass).tp.size(); ++c) {
+      const TpCollectives& collective = (fp8.layer.*pass).tp[c];
+      const double bf16_bytes = (bf16.layer.*pass).tp[c].bytes;
+      EXPECT_DOUBLE_EQ(bf16_bytes, tokens * h * 2);
+      EXPECT_DOUBLE_EQ(collective.bytes, collective.kind == TaskKind::ALLGATHER ? bf16_bytes / 2 : bf16_bytes);
     }
-  }
+  EXPECT_DOUBLE_EQ(fp8.head.backward_input.tp[0].bytes, bf16.head.backward_input.tp[0].bytes);
+  // Without SP the all-reduces are bf16.
+  scenario.parallel.sequence_parallel = false;
+  for (const TpCollectives& c : build_workload(scenario).layer.forward.tp) EXPECT_DOUBLE_EQ(c.bytes, tokens * h * 2);
+  // The weights are cast once a step.
+  EXPECT_DOUBLE_EQ(fp8.layer.fp8_weights, h * qkv + q * h + h * 2 * ffn + ffn * h);
+  EXPECT_EQ(bf16.layer.fp8_weights, 0);
+  EXPECT_DOUBLE_EQ(fp8_weight_cast_op(1e9).bytes, 4e9);
+}
+
+TEST(Workload, GradientsReducedInBf16HalveTheirBytes) {
+  Scenario scenario = llama3_8b();
+  EXPECT_EQ(build_workload(scenario).grad_bytes_per_parameter, 4);
+  scenario.parallel.grad_reduce_in_bf16 = true;
+  EXPECT_EQ(build_workload(scenario).grad_bytes_per_parameter, 2);
 }
 
 TEST(Workload, RecomputePasses) {

@@ -38,6 +38,8 @@ double Pass::bytes() const { return total_bytes(ops); }
 namespace {
 
 constexpr double kMaskBytes = 1;         // dropout masks are stored as bytes
+constexpr double kFp8Bytes = 1;
+constexpr double kBf16Bytes = 2;
 constexpr double kFp32Bytes = 4;
 constexpr double kGradAccumulateBytes = 8;  // read + write of an fp32 main-grad element
 
@@ -46,10 +48,10 @@ struct Shard {
   const ModelConfig& model;
   int64_t tp = 1;
   bool sequence_parallel = false;
+  bool fp8 = false;  // the layers' linear GEMMs read fp8 operands
   int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;
   int64_t heads = 0, kv_heads = 0, ffn = 0, vocab = 0;  // this rank's share
-  double element_bytes = 0;  // e: GEMM operands and HBM traffic
-  double stored_bytes = 0;   // per stored activation element
+  double element_bytes = 0;  // e: activations, their HBM traffic and messages (bf16 in fp8 training too)
 
   int64_t tokens() const { return batch * seq; }
   // Rows of the norms, dropouts and residual adds: sequence parallelism splits them.
@@ -57,8 +59,12 @@ struct Shard {
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
   int64_t fc1_width() const { return (model.gated_mlp ? 2 : 1) * ffn; }  // SwiGLU fuses gate and up
-  // The full activation: the size of every TP collective around a layer.
+  // The full activation, in bf16: the size of the TP collectives around a layer
+  // (but fp8 all-gathers) and of pipeline messages.
   double activation_tensor_bytes() const { return double(tokens()) * hidden * element_bytes; }
+  // What the layers' linears read per operand element, and what sequence
+  // parallelism all-gathers for them: TE quantizes before gathering.
+  double linear_operand_bytes() const { return fp8 ? kFp8Bytes : element_bytes; }
   double norm_parameters() const { return (model.rms_norm ? 1 : 2) * double(hidden); }
 };
 
@@ -71,11 +77,12 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
                            std::to_string(count) + ")");
     return count / tp;
   };
-  const double e = dtype_bytes(scenario.training.dtype);
+  const bool fp8 = scenario.training.dtype == Dtype::fp8;
   return Shard{
       .model = model,
       .tp = tp,
       .sequence_parallel = scenario.parallel.sequence_parallel && tp > 1,
+      .fp8 = fp8,
       .batch = scenario.training.micro_batch_size,
       .seq = scenario.training.seq_length,
       .hidden = model.hidden_size,
@@ -84,8 +91,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .kv_heads = split(model.num_key_value_heads, "num_key_value_heads"),
       .ffn = split(model.intermediate_size, "intermediate_size"),
       .vocab = (model.vocab_size + tp - 1) / tp,  // Megatron pads the vocabulary to a multiple of tp
-      .element_bytes = e,
-      .stored_bytes = std::max(e, 2.0),  // fp8 training still stores activations in bf16
+      .element_bytes = fp8 ? kBf16Bytes : dtype_bytes(scenario.training.dtype),
   };
 }
 
@@ -96,15 +102,20 @@ struct MatMul {
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1;
   bool rhs_is_weight = true;
+  // fp8 training, a layer's linear: operands cast to fp8 by TE (the output stays bf16).
+  bool fp8 = false;
+  bool input_from_norm = false;  // fp8: the norm before it writes its input in fp8 already
 };
 
 // Anything else: attention kernels and memory-bound ops, built as finished Ops.
 using Step = std::variant<MatMul, Op>;
 
 // Batched products fold the batch into M, so shape {batch*m, n, k} keeps flops = 2MNK.
-Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k, double element_bytes) {
-  const double elements = double(m) * k + double(k) * n + double(m) * n;
-  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k, batch * elements * element_bytes};
+Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k, double operand_bytes,
+        double output_bytes) {
+  const double operands = double(m) * k + double(k) * n;
+  const double bytes = batch * (operands * operand_bytes + double(m) * n * output_bytes);
+  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k, bytes};
 }
 
 // Memory-bound ops carry no FLOPs: their time is HBM traffic, and Megatron's
@@ -122,30 +133,51 @@ Op gradient_of(const Op& forward, const std::string& suffix) {
   return grad;
 }
 
-Op forward_op(const Step& step, double element_bytes) {
-  if (const auto* mm = std::get_if<MatMul>(&step))
-    return gemm(mm->name, mm->batch, mm->m, mm->n, mm->k, element_bytes);
-  return std::get<Op>(step);
+// TE's fp8 casts (delayed scaling: each kernel also records its tensor's
+// amax). A cast reads bf16 and writes fp8 row-wise and, for the other GEMM
+// that reads the tensor, a transposed (column-wise) copy, as Hopper's fp8
+// GEMMs take only the TN layout; a transpose reads and writes fp8.
+Op fp8_cast_transpose(const std::string& name, int64_t elements, double element_bytes) {
+  return memory_op(name, elements, element_bytes + 2 * kFp8Bytes);
+}
+Op fp8_transpose(const std::string& name, int64_t elements) { return memory_op(name, elements, 2 * kFp8Bytes); }
+
+void add_forward(const Step& step, double element_bytes, Pass& forward) {
+  const auto* mm = std::get_if<MatMul>(&step);
+  if (!mm) {
+    forward.ops.push_back(std::get<Op>(step));
+    return;
+  }
+  if (mm->fp8 && !mm->input_from_norm)
+    forward.ops.push_back(fp8_cast_transpose(mm->name + "_input_cast", mm->m * mm->k, element_bytes));
+  const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
+  forward.ops.push_back(gemm(mm->name, mm->batch, mm->m, mm->n, mm->k, operand_bytes, element_bytes));
 }
 
 Pass forward_pass(const std::vector<Step>& steps, double element_bytes) {
   Pass pass;
-  for (const Step& step : steps) pass.ops.push_back(forward_op(step, element_bytes));
+  for (const Step& step : steps) add_forward(step, element_bytes, pass);
   return pass;
 }
 
 // Y = X·B gives dX = dY·Bᵀ {m,k,n} and dB = Xᵀ·dY {k,n,m}; dB is a weight
-// gradient only when B is a weight.
+// gradient only when B is a weight. In fp8 dY is cast first; a norm's fp8
+// output has no transposed copy yet (sequence parallelism gathers it
+// row-wise), so the weight gradient transposes it.
 void add_backward(const Step& step, double element_bytes, Pass& input_grads, Pass& weight_grads) {
   const auto* mm = std::get_if<MatMul>(&step);
   if (!mm) {
     input_grads.ops.push_back(gradient_of(std::get<Op>(step), "_grad"));
     return;
   }
-  input_grads.ops.push_back(gemm(mm->name + "_dgrad", mm->batch, mm->m, mm->k, mm->n, element_bytes));
+  const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
+  if (mm->fp8) input_grads.ops.push_back(fp8_cast_transpose(mm->name + "_grad_cast", mm->m * mm->n, element_bytes));
+  input_grads.ops.push_back(
+      gemm(mm->name + "_dgrad", mm->batch, mm->m, mm->k, mm->n, operand_bytes, element_bytes));
   Pass& rhs_grads = mm->rhs_is_weight ? weight_grads : input_grads;
+  if (mm->fp8 && mm->input_from_norm) rhs_grads.ops.push_back(fp8_transpose(mm->name + "_input_transpose", mm->m * mm->k));
   rhs_grads.ops.push_back(gemm(mm->name + (mm->rhs_is_weight ? "_wgrad" : "_dgrad_rhs"), mm->batch, mm->k,
-                               mm->n, mm->m, element_bytes));
+                               mm->n, mm->m, operand_bytes, element_bytes));
 }
 
 // Forward in order; backward in reverse, split into input and weight gradients.
@@ -157,16 +189,24 @@ void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& 
 
 // Megatron's conjugate TP operators: entering a column-parallel region is an
 // identity (SP: allgather) forward and an allreduce (SP: reducescatter)
-// backward; leaving a row-parallel region is the reverse.
+// backward; leaving a row-parallel region is the reverse. Under SP a
+// column-parallel linear keeps only its local input, so its backward gathers
+// it again for the weight gradient, overlapped with the input-gradient GEMM
+// (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward, TE's
+// _LayerNormLinear.backward). Reductions carry bf16; TE's fp8 linears
+// all-gather fp8 (their quantized input, and dY quantized before its gather).
 enum class TpBoundary { enter, leave };
 
-void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, Pass& forward, Pass& backward) {
+void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, bool fp8_linears, Pass& forward, Pass& backward) {
   if (x.tp == 1) return;
-  const double bytes = x.activation_tensor_bytes();
+  const double reduced_bytes = x.activation_tensor_bytes();
+  const double gathered_bytes = double(x.tokens()) * x.hidden * (fp8_linears ? kFp8Bytes : x.element_bytes);
   Pass& reducing = boundary == TpBoundary::enter ? backward : forward;
   Pass& gathering = boundary == TpBoundary::enter ? forward : backward;
-  reducing.tp.push_back({x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, bytes});
-  if (x.sequence_parallel) gathering.tp.push_back({TaskKind::ALLGATHER, count, bytes});
+  reducing.tp.push_back({x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, reduced_bytes});
+  if (!x.sequence_parallel) return;
+  gathering.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes});
+  if (boundary == TpBoundary::enter) backward.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes, true});
 }
 
 // ---- Transformer layer ----
@@ -192,20 +232,26 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
 std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
   const double e = x.element_bytes;
   const int64_t residual = x.local_tokens() * x.hidden;
-  const Op norm = memory_op("ln1", residual, 2 * e);
+  // In fp8, TE's norm writes its output quantized for the linear after it;
+  // its backward (twice the bytes: x and dy read, dx written) is bf16 still.
+  const Op norm = memory_op("ln1", residual, e + (x.fp8 ? kFp8Bytes : e));
   // Residual add reads two tensors and writes one, plus the dropout mask.
   const Op bias_dropout_add = memory_op("bias_dropout_add", residual, 3 * e + kMaskBytes);
   const int64_t mlp_elements = x.tokens() * x.ffn;
   const Op activation = x.model.gated_mlp ? memory_op("swiglu", mlp_elements, 3 * e)  // read gate, up; write
                                           : memory_op("gelu", mlp_elements, 2 * e);
 
-  std::vector<Step> steps = {norm, MatMul{"qkv", x.tokens(), x.q_width() + 2 * x.kv_width(), x.hidden}};
+  const auto linear = [&](const std::string& name, int64_t n, int64_t k, bool input_from_norm) {
+    return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, x.fp8 && input_from_norm};
+  };
+
+  std::vector<Step> steps = {norm, linear("qkv", x.q_width() + 2 * x.kv_width(), x.hidden, true)};
   steps.insert(steps.end(), core.begin(), core.end());
   Op norm2 = norm;
   norm2.name = "ln2";
-  steps.insert(steps.end(), {MatMul{"proj", x.tokens(), x.hidden, x.q_width()}, bias_dropout_add, norm2,
-                             MatMul{"fc1", x.tokens(), x.fc1_width(), x.hidden}, activation,
-                             MatMul{"fc2", x.tokens(), x.hidden, x.ffn}, bias_dropout_add});
+  steps.insert(steps.end(), {linear("proj", x.hidden, x.q_width(), false), bias_dropout_add, norm2,
+                             linear("fc1", x.fc1_width(), x.hidden, true), activation,
+                             linear("fc2", x.hidden, x.ffn, false), bias_dropout_add});
   return steps;
 }
 
@@ -217,31 +263,31 @@ double layer_vector_parameters(const Shard& x) {
   return biases + 2 * x.norm_parameters();
 }
 
-double layer_parameters(const Shard& x) {
+double layer_linear_weights(const Shard& x) {
   const double h = x.hidden;
-  const double weights = h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h +
-                         h * x.fc1_width() + double(x.ffn) * h;
-  return weights + layer_vector_parameters(x);
+  return h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h + h * x.fc1_width() + double(x.ffn) * h;
 }
+
+double layer_parameters(const Shard& x) { return layer_linear_weights(x) + layer_vector_parameters(x); }
 
 // Inputs of qkv, proj, fc1 and fc2: what the weight gradients need.
 double linear_input_bytes(const Shard& x) {
-  return x.stored_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.q_width() + x.ffn));
+  return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.q_width() + x.ffn));
 }
 
 // Korthikanti et al. 2022 (sbh(10 + 24/t + 5as/(ht)), 34sbh/t with sequence
 // parallelism), generalised to GQA and SwiGLU.
 double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   const double local_tokens = x.local_tokens();
-  const double layer_input = local_tokens * x.hidden * x.stored_bytes;
+  const double layer_input = local_tokens * x.hidden * x.element_bytes;
   if (training.recompute == Recompute::full) return layer_input;
   const double norm_inputs = 2 * layer_input;
   const double dropout_masks = 2 * local_tokens * x.hidden * kMaskBytes;
-  const double qkv_outputs = double(x.tokens()) * (x.q_width() + 2 * x.kv_width()) * x.stored_bytes;
-  const double mlp_activation_inputs = double(x.tokens()) * x.fc1_width() * x.stored_bytes;
+  const double qkv_outputs = double(x.tokens()) * (x.q_width() + 2 * x.kv_width()) * x.element_bytes;
+  const double mlp_activation_inputs = double(x.tokens()) * x.fc1_width() * x.element_bytes;
   const bool scores_stored = !training.flash_attention && training.recompute == Recompute::none;
   // Softmax output, dropout mask and dropout output.
-  const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.stored_bytes + kMaskBytes)
+  const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.element_bytes + kMaskBytes)
                                       : 0;
   return linear_input_bytes(x) + norm_inputs + dropout_masks + qkv_outputs + mlp_activation_inputs + scores;
 }
@@ -253,11 +299,12 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
   const double vector_parameters = layer_vector_parameters(x);
   work.backward_weight.ops.push_back(
       memory_op("norm_bias_wgrad", int64_t(vector_parameters), kGradAccumulateBytes));
-  add_tp_boundary(TpBoundary::enter, 2, x, work.forward, work.backward_input);  // qkv, fc1
-  add_tp_boundary(TpBoundary::leave, 2, x, work.forward, work.backward_input);  // proj, fc2
+  add_tp_boundary(TpBoundary::enter, 2, x, x.fp8, work.forward, work.backward_input);  // qkv, fc1
+  add_tp_boundary(TpBoundary::leave, 2, x, x.fp8, work.forward, work.backward_input);  // proj, fc2
   if (training.recompute == Recompute::selective) work.recompute = forward_pass(core, x.element_bytes);
   if (training.recompute == Recompute::full) work.recompute = work.forward;
   work.parameters = layer_parameters(x);
+  if (x.fp8) work.fp8_weights = layer_linear_weights(x);
   work.activation_bytes = layer_activation_bytes(x, training);
   work.weight_grad_activation_bytes = linear_input_bytes(x);
   return work;
@@ -279,7 +326,7 @@ UnitWork embedding_work(const Shard& x) {
   work.forward.ops = {lookup};
   work.backward_weight.ops = {gradient_of(lookup, "_wgrad")};  // scatter-add into the table gradients
   // Vocab-parallel: every rank writes the whole output, zero outside its rows, then they are summed.
-  add_tp_boundary(TpBoundary::leave, 1, x, work.forward, work.backward_weight);
+  add_tp_boundary(TpBoundary::leave, 1, x, false, work.forward, work.backward_weight);
   work.parameters = embedding_parameters(x);
   return work;
 }
@@ -294,15 +341,16 @@ UnitWork head_work(const Shard& x) {
   // fp32 logits read, softmax written for the backward.
   const Op cross_entropy = memory_op("cross_entropy", x.tokens() * x.vocab, 2 * kFp32Bytes);
   UnitWork work;
+  // The output layer runs outside Megatron's fp8 context: bf16 even in fp8 training.
   add_passes({norm, MatMul{"logits", x.tokens(), x.vocab, x.hidden}, cross_entropy}, e, work);
   // The logits gradient is computed even when the weight is tied to the embedding.
   work.backward_weight.ops.push_back(
       memory_op("final_norm_wgrad", int64_t(x.norm_parameters()), kGradAccumulateBytes));
-  add_tp_boundary(TpBoundary::enter, 1, x, work.forward, work.backward_input);
+  add_tp_boundary(TpBoundary::enter, 1, x, false, work.forward, work.backward_input);
   // Vocab-parallel cross-entropy: per-token max, sum of exponentials and target logit, in fp32.
   if (x.tp > 1) work.forward.tp.push_back({TaskKind::ALLREDUCE, 1, double(x.tokens()) * kFp32Bytes * 3});
   work.parameters = head_parameters(x);
-  work.weight_grad_activation_bytes = double(x.local_tokens()) * x.hidden * x.stored_bytes;
+  work.weight_grad_activation_bytes = double(x.local_tokens()) * x.hidden * x.element_bytes;
   work.activation_bytes = double(x.tokens()) * x.vocab * kFp32Bytes + work.weight_grad_activation_bytes;
   return work;
 }
@@ -336,6 +384,7 @@ Workload build_workload(const Scenario& scenario) {
   workload.hardware_flops_per_step =
       workload.model_flops_per_step + rank_micro_batches * layers * workload.layer.recompute.flops();
   workload.tokens_per_step = double(training.global_batch_size) * training.seq_length;
+  if (scenario.parallel.grad_reduce_in_bf16) workload.grad_bytes_per_parameter = 2;
   // Megatron's scatter/gather optimisation: each TP rank sends its 1/t slice.
   workload.stage_boundary_bytes = rank.activation_tensor_bytes() / double(rank.tp);
   workload.stage_layers = stage_layer_counts(scenario, workload);
@@ -360,5 +409,7 @@ Op optimizer_op(double parameters) {
   return {"adam", OpClass::optimizer, {std::llround(parameters)}, kFlopsPerParameter * parameters,
           kBytesPerParameter * parameters};
 }
+
+Op fp8_weight_cast_op(double weights) { return fp8_cast_transpose("fp8_weight_cast", std::llround(weights), kBf16Bytes); }
 
 }  // namespace simtrain

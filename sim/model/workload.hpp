@@ -2,7 +2,10 @@
 // The model broken into operations: for one transformer layer, the embedding
 // and the output head, the ops of each pass (forward, backward-input,
 // backward-weight, recompute) with shapes, FLOPs and HBM bytes, as one
-// tensor-parallel rank executes them.
+// tensor-parallel rank executes them. fp8 training follows Transformer
+// Engine's default (delayed scaling): only the inputs of the layers' linear
+// GEMMs are fp8, cast by memory-bound kernels around them; everything else,
+// the output layer included, stays bf16.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,11 +30,16 @@ struct Op {
 double total_flops(const std::vector<Op>& ops);
 double total_bytes(const std::vector<Op>& ops);
 
-// Blocking tensor-parallel collectives issued during a pass.
+// Tensor-parallel collectives issued during a pass. Blocking ones run back
+// to back after the pass's compute; overlapped ones are issued as the pass
+// starts and run beside its compute, what follows the pass waiting for them
+// (sequence parallelism's re-gather of a column-parallel linear's input for
+// its weight gradient, overlapped with the input-gradient GEMM).
 struct TpCollectives {
   TaskKind kind = TaskKind::ALLREDUCE;
-  int count = 0;     // how many, back to back with the pass's compute
+  int count = 0;     // how many
   double bytes = 0;  // size of each (the full, unsharded tensor)
+  bool overlapped = false;
 };
 
 struct Pass {
@@ -45,6 +53,9 @@ struct Pass {
 struct UnitWork {
   Pass forward, backward_input, backward_weight, recompute;
   double parameters = 0;  // held by one TP rank
+  // fp8 training: the weights of its fp8 linear layers (held by one TP rank),
+  // cast to fp8 once a step (TE caches the cast after the first micro-batch).
+  double fp8_weights = 0;
   // Activation bytes one micro-batch leaves stored on one TP rank until its
   // backward, under the scenario's recompute policy; the part kept until the
   // backward-weight pass (inputs of the linear layers) is weight_grad_bytes.
@@ -61,9 +72,9 @@ struct Workload {
   double model_flops_per_step = 0;     // forward + backward, without recompute (for MFU)
   double hardware_flops_per_step = 0;  // what the GPUs execute, recompute included
   double tokens_per_step = 0;
-  double stage_boundary_bytes = 0;     // activation sent between pipeline stages per micro-batch, per TP rank
+  double stage_boundary_bytes = 0;     // bf16 activation sent between pipeline stages per micro-batch, per TP rank
   // Bytes per parameter of mixed-precision Adam (ZeRO paper, section 3.1).
-  double grad_bytes_per_parameter = 4;              // gradients are reduced in fp32 (Megatron with bf16)
+  double grad_bytes_per_parameter = 4;              // fp32 main grads, reduced in fp32 unless grad_reduce_in_bf16
   double weight_bytes_per_parameter = 2;            // bf16 weights, as ZeRO gathers them
   double optimizer_state_bytes_per_parameter = 12;  // fp32 master weights, momentum and variance
   std::vector<int> stage_layers;       // layers of each model stage (sim/model/partition.hpp)
@@ -84,5 +95,8 @@ Workload build_workload(const Scenario& scenario);
 // One fused Adam(W) step over `parameters` parameters (fp32 master weights,
 // moments and gradients; bf16 weights written back).
 Op optimizer_op(double parameters);
+// fp8 training: TE's cast of `weights` bf16 weights to fp8, with the
+// transposed copy the input-gradient GEMM reads.
+Op fp8_weight_cast_op(double weights);
 
 }  // namespace simtrain

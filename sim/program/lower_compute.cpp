@@ -2,7 +2,9 @@
 // dependencies yet (the later passes add what they wait for). A backward
 // under activation recomputation is preceded by its recompute task, and the
 // last backward of a chunk, under --overlap-grad-reduce, is split where its
-// gradient buckets close (the gradient-sync pass reduces each bucket then).
+// gradient buckets close (the gradient-sync pass reduces each bucket then);
+// under --overlap-param-gather the first forward of a chunk is split where
+// they open (each piece waits for its bucket's weight gather).
 #include <map>
 
 #include "sim/program/lowering.hpp"
@@ -30,8 +32,10 @@ public:
         overlap_grad_reduce_(context.zero_stage < 3 && context.scenario.parallel.overlap_grad_reduce) {
     lowered_.rank = rank;
     lowered_.actions = actions;
-    for (size_t i = 0; i < actions.size(); ++i)
+    for (size_t i = 0; i < actions.size(); ++i) {
       if (actions[i].kind == (split_backward_ ? TaskKind::W : TaskKind::B)) last_grad_action_[actions[i].chunk] = i;
+      if (actions[i].kind == TaskKind::F) first_forward_action_.try_emplace(actions[i].chunk, i);
+    }
   }
 
   RankTasks lower() {
@@ -46,7 +50,17 @@ private:
     const std::vector<ModelUnit>& units = c_.units(stage);
     const bool closes_gradients = overlap_grad_reduce_ && last_grad_action_.at(a.chunk) == static_cast<size_t>(i);
     switch (a.kind) {
-      case TaskKind::F: add(i, TaskKind::F, stage, units, {&UnitWork::forward}, true); break;
+      case TaskKind::F: {
+        const bool opens_gradients = c_.overlap_param_gather && first_forward_action_.at(a.chunk) == static_cast<size_t>(i);
+        if (!opens_gradients) {
+          add(i, TaskKind::F, stage, units, {&UnitWork::forward}, true);
+          break;
+        }
+        const auto buckets = c_.gradient_buckets(stage);  // in backward order
+        for (auto bucket = buckets.rbegin(); bucket != buckets.rend(); ++bucket)
+          add(i, TaskKind::F, stage, reversed(*bucket), {&UnitWork::forward}, buckets.size() == 1).opens_bucket = true;
+        break;
+      }
       case TaskKind::B: {
         if (c_.scenario.training.recompute != Recompute::none)
           add(i, TaskKind::R, stage, units, {&UnitWork::recompute}, true);
@@ -103,6 +117,7 @@ private:
   LoweringContext& c_;
   const bool split_backward_, overlap_grad_reduce_;
   std::map<int, size_t> last_grad_action_;  // chunk -> the last action that produces its weight gradients
+  std::map<int, size_t> first_forward_action_;  // chunk -> its first forward
   RankTasks lowered_;
 };
 

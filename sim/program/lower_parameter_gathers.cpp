@@ -1,12 +1,36 @@
+// Weight all-gathers before the passes that need them, on a stream of their own.
 // FSDP / ZeRO-3: a chunk's parameters are gathered before each forward and
-// backward (not before ZB-H1's weight-gradient pass: it needs none), on a
-// stream of their own, prefetched while the action before runs: a gather
-// waits for the action two before it.
+// backward (not before ZB-H1's weight-gradient pass: it needs none),
+// prefetched while the action before runs: a gather waits for the action two
+// before it. The distributed optimizer with --overlap-param-gather: the
+// weights the last step updated are gathered bucket by bucket while the
+// forward runs, each bucket's layers' first forward waiting for it (Megatron
+// dispatches each bucket's gather as the one before is waited for; in one
+// step they are all issued at its start, in the order the forward needs them).
 #include "sim/program/lowering.hpp"
 
 namespace simtrain {
 
+namespace {
+
+void gather_buckets_at_start(const LoweringContext& context, RankTasks& rank) {
+  ListEdit edit(rank);
+  const int group = context.groups.dp[rank.rank];
+  for (LoweredTask& forward : rank.tasks) {
+    if (!forward.opens_bucket) continue;
+    const double bytes = parameters(forward.units) * context.workload.weight_bytes_per_parameter;
+    LoweredTask gather = rank.make(
+        group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER, group, bytes, forward.task.stage), {});
+    forward.deps.insert(forward.deps.begin(), gather.label);
+    edit.insert_before(0, std::move(gather));
+  }
+  edit.apply();
+}
+
+}  // namespace
+
 void lower_parameter_gathers(const LoweringContext& context, RankTasks& rank) {
+  if (context.overlap_param_gather) gather_buckets_at_start(context, rank);
   if (context.zero_stage != 3 || context.layout.data < 2) return;
   ListEdit edit(rank);
   const std::vector<ActionSpan> spans = action_spans(rank);

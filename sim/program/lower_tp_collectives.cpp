@@ -1,7 +1,10 @@
-// Tensor-parallel collectives: right after the compute task whose layers
-// issue them, on the compute stream (they block those layers), one task per
-// kind and size standing for the back-to-back collectives of the pass.
+// Tensor-parallel collectives, one task per kind and size standing for the
+// collectives of the pass. Blocking ones sit right after the compute task
+// whose layers issue them, on the compute stream (they block those layers);
+// overlapped ones (sequence parallelism's re-gather of a linear's input for
+// its weight gradient) on a stream of their own, starting with the compute.
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "sim/program/lowering.hpp"
@@ -12,18 +15,20 @@ namespace {
 
 using TpCounts = std::map<std::pair<TaskKind, double>, int>;  // kind and size -> collectives
 
-// The TP collectives of `compute`'s units and passes, counted per kind and size.
-TpCounts tp_counts(const LoweredTask& compute) {
+// The blocking or the overlapped TP collectives of `compute`'s units and passes, counted per kind and size.
+TpCounts tp_counts(const LoweredTask& compute, bool overlapped) {
   TpCounts counts;
   for (const ModelUnit& unit : compute.units)
     for (PassOf pass : compute.passes)
-      for (const TpCollectives& c : (unit.work->*pass).tp) counts[{c.kind, c.bytes}] += c.count;
+      for (const TpCollectives& c : (unit.work->*pass).tp)
+        if (c.overlapped == overlapped) counts[{c.kind, c.bytes}] += c.count;
   return counts;
 }
 
-}  // namespace
-
-void lower_tp_collectives(const LoweringContext& context, RankTasks& rank) {
+// Adds the TP collectives of each compute task on `stream`, right after it,
+// each waiting for `deps_of(compute)` and the collective before it.
+template <class DepsOf>
+void add_tp_tasks(const LoweringContext& context, RankTasks& rank, bool overlapped, DepsOf deps_of) {
   ListEdit edit(rank);
   // Tasks that share a Work run the same units and passes: counted once per Work.
   std::unordered_map<const Work*, TpCounts> counts_of_work;
@@ -31,24 +36,58 @@ void lower_tp_collectives(const LoweringContext& context, RankTasks& rank) {
     const LoweredTask& compute = rank.tasks[i];
     if (!is_model_pass(compute.task.kind)) continue;
     auto [counts, first] = counts_of_work.try_emplace(compute.work);
-    if (first) counts->second = tp_counts(compute);
-    int last = compute.label;  // each collective waits for the one before
+    if (first) counts->second = tp_counts(compute, overlapped);
+    std::vector<int> deps;
     for (const auto& [key, count] : counts->second) {
       if (count == 0) continue;
+      if (deps.empty()) deps = deps_of(i);
       Task c;
       c.kind = key.first;
+      c.stream = overlapped ? Stream::tp_overlap : Stream::compute;
       c.stage = compute.task.stage;
       c.microbatch = compute.task.microbatch;
       c.dim = CommDim::tp;
       c.group = context.groups.tp[rank.rank];
       c.count = count;
       c.bytes = key.second;
-      LoweredTask collective = rank.make(std::move(c), {last}, compute.action);
-      last = collective.label;
+      LoweredTask collective = rank.make(std::move(c), deps, compute.action);
+      deps = {collective.label};
       edit.insert_after(i, std::move(collective));
     }
   }
   edit.apply();
+}
+
+}  // namespace
+
+void lower_tp_collectives(const LoweringContext& context, RankTasks& rank) {
+  add_tp_tasks(context, rank, false, [&](size_t compute) { return std::vector<int>{rank.tasks[compute].label}; });
+}
+
+// An overlapped collective starts with its compute task: once what the
+// compute waits for and the compute stream's task before it are done (so
+// after the transfer and gather passes have added the compute's
+// dependencies). The first blocking collective after the compute, which
+// follows its weight-gradient GEMMs, waits for it; add_tp_boundary
+// (sim/model/workload.cpp) issues overlapped collectives only beside blocking ones.
+void lower_overlapped_tp_collectives(const LoweringContext& context, RankTasks& rank) {
+  std::vector<int> before_on_compute(rank.tasks.size(), -1);  // label of the compute stream's task before each
+  for (size_t i = 1; i < rank.tasks.size(); ++i)
+    before_on_compute[i] = rank.tasks[i - 1].task.stream == Stream::compute ? rank.tasks[i - 1].label
+                                                                            : before_on_compute[i - 1];
+  add_tp_tasks(context, rank, true, [&](size_t compute) {
+    const size_t next = compute + 1;
+    if (next == rank.tasks.size() || rank.tasks[next].task.dim != CommDim::tp)
+      throw std::logic_error("an overlapped TP collective without a blocking one after its compute");
+    std::vector<int> deps = rank.tasks[compute].deps;
+    if (before_on_compute[compute] >= 0) deps.push_back(before_on_compute[compute]);
+    return deps;
+  });
+  // A compute's overlapped collectives now sit between it and its first
+  // blocking one, which waits for the last of them (they run in turn).
+  for (size_t i = 1; i < rank.tasks.size(); ++i)
+    if (rank.tasks[i].task.stream != Stream::tp_overlap && rank.tasks[i - 1].task.stream == Stream::tp_overlap)
+      rank.tasks[i].deps.push_back(rank.tasks[i - 1].label);
 }
 
 }  // namespace simtrain

@@ -48,19 +48,22 @@ LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workl
     : scenario(scenario), workload(workload), layout(scenario.parallel),
       virtual_stages(static_cast<int>(scenario.virtual_stages())),
       micro_batches(static_cast<int>(scenario.micro_batches())), stages(layout.pipeline * virtual_stages),
-      zero_stage(scenario.parallel.zero_stage), servers(parameter_servers(scenario)), coords(rank_coords(layout)),
+      zero_stage(scenario.parallel.zero_stage), servers(parameter_servers(scenario)),
+      overlap_param_gather(scenario.parallel.overlap_param_gather && layout.data > 1), coords(rank_coords(layout)),
       groups(make_groups(scenario, layout, servers)) {
   for (int stage = 0; stage < stages; ++stage) stage_units_.push_back(expand(workload, stage_units(workload, stage)));
 }
 
 std::vector<std::vector<ModelUnit>> LoweringContext::gradient_buckets(int stage) const {
+  // Megatron sizes buckets in elements (ddp_bucket_size), whatever the gradients' dtype.
+  constexpr double kFp32Bytes = 4;
   std::vector<std::vector<ModelUnit>> buckets(1);
   double bytes = 0;
   const std::vector<ModelUnit>& forward_order = units(stage);
   for (auto unit = forward_order.rbegin(); unit != forward_order.rend(); ++unit) {
     if (bytes >= scenario.parallel.dp_bucket_bytes) buckets.emplace_back(), bytes = 0;
     buckets.back().push_back(*unit);
-    bytes += unit->work->parameters * workload.grad_bytes_per_parameter;
+    bytes += unit->work->parameters * kFp32Bytes;
   }
   return buckets;
 }
@@ -128,6 +131,7 @@ RankTasks lower_rank(LoweringContext& context, int rank, const std::vector<Pipel
   lower_tp_collectives(context, lowered);
   lower_pipeline_transfers(context, lowered);
   lower_parameter_gathers(context, lowered);
+  lower_overlapped_tp_collectives(context, lowered);
   lower_dp_sync(context, lowered);
   lower_optimizer(context, lowered);
   return lowered;

@@ -7,11 +7,15 @@
 // Program's tasks:
 //
 //   lower_compute             F, R, B, W of the schedule; the last backward of a
-//                             chunk split where its gradient buckets close
-//   lower_tp_collectives      each compute's tensor-parallel collectives, right after it
+//                             chunk split where its gradient buckets close (and, with
+//                             overlap_param_gather, its first forward where they open)
+//   lower_tp_collectives      each compute's blocking tensor-parallel collectives, right after it
 //   lower_pipeline_transfers  RECV before the compute that reads a stage boundary,
 //                             SEND after the one that writes it
-//   lower_parameter_gathers   ZeRO-3's gather of a chunk's parameters before each pass
+//   lower_parameter_gathers   ZeRO-3's gather of a chunk's parameters before each pass;
+//                             overlap_param_gather's bucket gathers at the step's start
+//   lower_overlapped_tp_collectives  the TP collectives that run beside a compute
+//                             (sequence parallelism's backward re-gather), starting with it
 //   lower_dp_sync             gradient reductions (buckets, compression, hierarchical,
 //                             parameter servers), the tied-embedding all-reduce
 //   lower_optimizer           the optimizer step, then ZeRO-1/2's weight all-gather
@@ -49,11 +53,12 @@ struct LoweredTask {
   Task task;                     // id, deps and work are set when numbered
   int label = 0;                 // unique on its rank
   std::vector<int> deps;         // labels of the tasks it waits for
-  int action = -1;               // the pipeline action it lowers; -1 for the step's end
+  int action = -1;               // the pipeline action it lowers; -1 for none (the step's start or end)
   const Work* work = nullptr;    // compute, codec and optimizer tasks: shared by tasks of one shape
   std::vector<ModelUnit> units;  // F, R, B, W: the units it runs, in execution order,
   std::vector<PassOf> passes;    // and the passes it runs over each
   bool closes_bucket = false;    // a backward that produces the last gradients of `units`, one bucket
+  bool opens_bucket = false;     // overlap_param_gather: the first forward over `units`, one bucket
   bool gradients_ready = false;  // ends a gradient reduction (or decompression): the optimizer waits for it
   std::optional<double> bucket_parameters;  // ends a gradient bucket's reduction: the bucket's parameters
   uint64_t transfer = 0;         // SEND, RECV: the key that pairs them (LoweringContext::transfer_key)
@@ -81,6 +86,9 @@ public:
   const RankLayout layout;
   const int virtual_stages, micro_batches, stages, zero_stage;
   const int servers;  // parameter-server hosts; 0 without them
+  // The distributed optimizer's weight all-gathers run during the forward
+  // (overlap_param_gather, with data parallelism), not after the optimizer.
+  const bool overlap_param_gather;
   const std::vector<RankCoord> coords;
   const CommGroups groups;
 
@@ -140,6 +148,7 @@ RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<Pi
 void lower_tp_collectives(const LoweringContext& context, RankTasks& rank);
 void lower_pipeline_transfers(const LoweringContext& context, RankTasks& rank);
 void lower_parameter_gathers(const LoweringContext& context, RankTasks& rank);
+void lower_overlapped_tp_collectives(const LoweringContext& context, RankTasks& rank);
 void lower_dp_sync(LoweringContext& context, RankTasks& rank);
 void lower_optimizer(LoweringContext& context, RankTasks& rank);
 

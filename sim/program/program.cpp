@@ -12,7 +12,7 @@ std::string to_string(CommDim dim) {
 }
 
 std::string to_string(Stream stream) {
-  static const char* names[] = {"compute", "p2p", "dp", "dp_gather"};
+  static const char* names[] = {"compute", "p2p", "dp", "dp_gather", "tp_overlap"};
   return names[static_cast<int>(stream)];
 }
 

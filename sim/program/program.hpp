@@ -26,9 +26,11 @@ std::string to_string(CommDim dim);
 
 // Tasks on one rank's stream run one at a time, in order; streams of a rank
 // run concurrently (as CUDA streams do). TP collectives sit on the compute
-// stream because they block the layer that issued them; gradient reductions
-// and parameter gathers have a stream each, as in Megatron and FSDP.
-enum class Stream : uint8_t { compute, p2p, dp, dp_gather };
+// stream because they block the layer that issued them, but for those that
+// run beside compute (tp_overlap: sequence parallelism's backward re-gather);
+// gradient reductions and parameter gathers have a stream each, as in
+// Megatron and FSDP.
+enum class Stream : uint8_t { compute, p2p, dp, dp_gather, tp_overlap };
 std::string to_string(Stream stream);
 
 // The ops a compute task runs; shared by all tasks of the same shape.

@@ -216,7 +216,7 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
     std::snprintf(buffer, sizeof buffer, R"j({"ph":"M","pid":%d,"name":"process_sort_index","args":{"sort_index":%d}})j",
                   rank, rank);
     emit(buffer);
-    for (Stream stream : {Stream::compute, Stream::p2p, Stream::dp, Stream::dp_gather}) {
+    for (Stream stream : {Stream::compute, Stream::p2p, Stream::dp, Stream::dp_gather, Stream::tp_overlap}) {
       std::snprintf(buffer, sizeof buffer, R"j({"ph":"M","pid":%d,"tid":%d,"name":"thread_name","args":{"name":"%s"}})j",
                     rank, static_cast<int>(stream), to_string(stream).c_str());
       emit(buffer);

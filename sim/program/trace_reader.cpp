@@ -23,7 +23,7 @@ std::optional<Enum> enum_named(const std::string& text, int count) {
   return std::nullopt;
 }
 constexpr int task_kinds = static_cast<int>(TaskKind::DECOMPRESS) + 1;
-constexpr int streams = static_cast<int>(Stream::dp_gather) + 1;
+constexpr int streams = static_cast<int>(Stream::tp_overlap) + 1;
 constexpr int comm_dims = static_cast<int>(CommDim::dp) + 1;
 constexpr int op_classes = static_cast<int>(OpClass::optimizer) + 1;
 constexpr int dtypes = static_cast<int>(Dtype::fp8) + 1;

@@ -74,10 +74,11 @@ const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_si
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank", "sequence_parallel", "zero_stage",
-    "schedule", "ddp_bucket_size", "overlap_p2p_communication", "p2p_communication", "overlap_grad_reduce", "dp_sync",
-    "parameter_servers", "dp_compression_ratio", "dp_compression_seconds_per_GB", "pipeline_layers",
-    "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split",
-    "account_for_loss_in_pipeline_split", "pipeline_model_parallel_layout"};
+    "schedule", "ddp_bucket_size", "overlap_p2p_communication", "p2p_communication", "overlap_grad_reduce",
+    "grad_reduce_in_bf16", "overlap_param_gather", "dp_sync", "parameter_servers", "dp_compression_ratio",
+    "dp_compression_seconds_per_GB", "pipeline_layers", "decoder_first_pipeline_num_layers",
+    "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+    "pipeline_model_parallel_layout"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
@@ -202,6 +203,14 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
     f.fail("p2p_communication", "paired blocks the compute stream; overlap_p2p_communication needs eager");
   p.p2p_communication = p2p == "paired" ? P2pCommunication::paired : P2pCommunication::eager;
   p.overlap_grad_reduce = f.boolean("overlap_grad_reduce").value_or(false);
+  p.grad_reduce_in_bf16 = f.boolean("grad_reduce_in_bf16").value_or(false);
+  p.overlap_param_gather = f.boolean("overlap_param_gather").value_or(false);
+  // Megatron's own checks (megatron/training/arguments.py).
+  if (p.overlap_param_gather && p.zero_stage != 1 && p.zero_stage != 2)
+    f.fail("overlap_param_gather", "overlaps the distributed optimizer's weight all-gather: needs zero_stage 1 or 2, got " +
+                                       std::to_string(p.zero_stage));
+  if (p.overlap_param_gather && !p.overlap_grad_reduce)
+    f.fail("overlap_param_gather", "needs overlap_grad_reduce, as in Megatron-LM");
   const std::vector<std::string> syncs = {"auto", "ring", "tree", "hierarchical", "parameter_server"};
   const std::string sync = f.choice("dp_sync", syncs).value_or("auto");
   p.dp_sync = static_cast<DpSync>(std::find(syncs.begin(), syncs.end(), sync) - syncs.begin());
@@ -277,6 +286,8 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
                                            str(p.pipeline) + ")");
   if (m.learned_position_embeddings && m.max_position_embeddings && t.seq_length > m.max_position_embeddings)
     fail("training.seq_length", "exceeds the model's max_position_embeddings (" + str(m.max_position_embeddings) + ")");
+  if (p.grad_reduce_in_bf16 && t.dtype == Dtype::fp16)
+    fail("parallelism.grad_reduce_in_bf16", "is for bf16 or fp8 training, not fp16");
   if (t.dtype == Dtype::fp8 && s.cluster.gpu.peak_fp8_flops == 0)
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
 }

@@ -54,10 +54,14 @@ struct ParallelConfig {
   bool sequence_parallel = false;
   int zero_stage = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
-  double dp_bucket_bytes = 0;  // gradient bucket for overlapping DP traffic with backward
+  double dp_bucket_bytes = 0;  // gradient bucket for overlapping DP traffic with backward, in bytes of fp32 gradient
   bool overlap_p2p_communication = false;  // pipeline transfers on their own stream (else they block compute)
   P2pCommunication p2p_communication = P2pCommunication::paired;  // eager where overlap_p2p_communication
   bool overlap_grad_reduce = false;  // reduce buckets during the backward (else after it), as Megatron's flag
+  bool grad_reduce_in_bf16 = false;  // Megatron's --grad-reduce-in-bf16: bf16 main grads, reduced in bf16 (else fp32)
+  // Megatron's --overlap-param-gather (distributed optimizer): each bucket's
+  // weights all-gathered while the forward runs, not after the optimizer.
+  bool overlap_param_gather = false;
   DpSync dp_sync = DpSync::auto_;
   int64_t parameter_servers = 1;     // server hosts holding parameter shards (dp_sync parameter_server)
   double dp_compression_ratio = 1;   // gradient traffic is divided by this

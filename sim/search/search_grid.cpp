@@ -19,7 +19,7 @@ namespace {
 // Fields that mean nothing without data parallelism.
 const std::vector<std::string> data_parallel_keys = {
     "zero_stage",        "dp_sync",         "dp_compression_ratio", "dp_compression_seconds_per_GB",
-    "parameter_servers", "ddp_bucket_size", "overlap_grad_reduce"};
+    "parameter_servers", "ddp_bucket_size", "overlap_grad_reduce", "grad_reduce_in_bf16", "overlap_param_gather"};
 
 int recompute_level(const Scenario& s) { return static_cast<int>(s.training.recompute); }
 

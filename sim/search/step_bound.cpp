@@ -97,6 +97,7 @@ private:
   double pass_seconds(const Pass& pass) {
     double total = accumulate_op_seconds(0, cost_model_, pass.ops, s_.training.dtype);
     for (const TpCollectives& c : pass.tp) {
+      if (c.overlapped) continue;  // may hide behind the compute entirely
       auto [it, inserted] = tp_seconds_.try_emplace({c.kind, c.bytes}, 0);
       if (inserted) it->second = collective_seconds(c.kind, tp_ranks_, c.bytes, fabric_);
       total += c.count * it->second;
@@ -141,9 +142,10 @@ private:
     return cost_model_.op_time(optimizer_op(sharded), s_.training.dtype).seconds;
   }
 
-  // The distributed optimizer (ZeRO 1, 2) all-gathers the updated bf16 weights after it.
+  // The distributed optimizer (ZeRO 1, 2) all-gathers the updated bf16 weights
+  // after it, unless overlap_param_gather hides that behind the next forward.
   double gather_seconds(int pp, double gradient_bytes) const {
-    if (d_ < 2 || s_.parallel.zero_stage < 1 || s_.parallel.zero_stage > 2) return 0;
+    if (d_ < 2 || s_.parallel.zero_stage < 1 || s_.parallel.zero_stage > 2 || s_.parallel.overlap_param_gather) return 0;
     const double parameters = gradient_bytes / w_.grad_bytes_per_parameter;
     return collective_seconds(TaskKind::ALLGATHER, dp_ranks(pp), parameters * w_.weight_bytes_per_parameter, fabric_);
   }
