@@ -141,8 +141,13 @@ private slots:
   }
 
   void clickSelectsATaskAndItsPredecessors() {
+    // A compute task from the middle of the lane: paired pipeline transfers
+    // share the compute stream and overlap each other, a few pixels wide.
     const std::vector<int>& lane = model_->lane_tasks(2, 0);
-    const int id = lane[lane.size() / 2];
+    auto middle = std::find_if(lane.begin() + static_cast<std::ptrdiff_t>(lane.size() / 2), lane.end(),
+                               [&](int task) { return is_compute(model_->program().tasks[task].kind); });
+    QVERIFY(middle != lane.end());
+    const int id = *middle;
     const Rect r = *layout_->task_rect(id);
     const QPoint center(static_cast<int>(r.x + r.width / 2),
                         static_cast<int>(ruler_height + r.y + r.height / 2 - timeline_->scroll_y()));
