@@ -4,6 +4,7 @@
 #   ./run.sh test   install what is missing, build, run every test, then the fast
 #                   tests again under AddressSanitizer + UBSan (build-asan/)
 #   ./run.sh asan   every test under AddressSanitizer + UBSan (CMakePresets.json, build-asan/)
+#   ./run.sh bench  install what is missing, build, print every published row beside the prediction
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -43,5 +44,6 @@ case "${1:-demo}" in
   demo) install_packages; build simtrain; ./build/simtrain simulate ;;
   test) install_packages; build; ctest --test-dir build --output-on-failure; sanitized_tests fast ;;
   asan) install_packages; sanitized_tests ;;
-  *) echo "usage: $0 demo|test|asan" >&2; exit 2 ;;
+  bench) install_packages; build simtrain_bench_validation; ./build/simtrain_bench_validation ;;
+  *) echo "usage: $0 demo|test|asan|bench" >&2; exit 2 ;;
 esac
