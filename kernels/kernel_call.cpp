@@ -49,7 +49,7 @@ int64_t rows_of(int64_t elements, int64_t width) { return (elements + width - 1)
 }  // namespace
 
 KernelCall kernel_call(const Op& op, Dtype dtype, const KernelContext& context) {
-  const Dtype io = op.op_class == OpClass::gemm || dtype != Dtype::fp8 ? dtype : Dtype::bf16;
+  const Dtype io = op_dtype(op, dtype);
   const bool backward = op.name.ends_with("_grad");
   const std::string base = backward ? op.name.substr(0, op.name.size() - 5) : op.name;
   auto call = [&](Kernel forward, Kernel backward_kernel, std::vector<int64_t> sizes) {

@@ -45,7 +45,7 @@ KernelContext kernel_context(const Scenario& scenario);
 
 struct KernelCall {
   Kernel kernel = Kernel::elementwise;
-  Dtype dtype = Dtype::bf16;  // of the kernel's inputs; fp8 only for GEMMs (other kernels of fp8 training run in bf16)
+  Dtype dtype = Dtype::bf16;  // of the kernel's inputs: op_dtype (fp8 only for the linears' GEMMs of fp8 training)
   // gemm: {M, N, K}; attention: {batch, heads, seq, head_dim}; norms and
   // cross-entropy: {rows, row width}; gelu, swiglu: {output elements};
   // adamw: {parameters}; embedding: {tokens, hidden, table rows, tables};

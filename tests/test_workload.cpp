@@ -231,6 +231,26 @@ bool has_op(const Pass& pass, const std::string& name) {
 // fp8 (their outputs bf16), cast by memory-bound kernels; norms read bf16
 // and write the linear's fp8 input; everything else, the output layer, TP
 // reductions and pipeline messages stay bf16; SP's all-gathers are fp8.
+// In fp8 training only the linears' GEMMs compute in fp8 (and are timed at
+// the fp8 peak); the logits GEMM, unfused attention's GEMMs and every other
+// op compute in bf16.
+TEST(Workload, Fp8ComputesOnlyTheLinearsInFp8) {
+  Scenario scenario = llama3_8b();
+  scenario.training.dtype = Dtype::fp8;
+  scenario.training.flash_attention = false;
+  const Workload fp8 = build_workload(scenario);
+  for (const std::string name : {"qkv", "proj", "fc1", "fc2"})
+    EXPECT_EQ(op_dtype(op_named(fp8.layer.forward, name), Dtype::fp8), Dtype::fp8) << name;
+  EXPECT_EQ(op_dtype(op_named(fp8.layer.backward_input, "fc1_dgrad"), Dtype::fp8), Dtype::fp8);
+  EXPECT_EQ(op_dtype(op_named(fp8.layer.backward_weight, "qkv_wgrad"), Dtype::fp8), Dtype::fp8);
+  for (const std::string name : {"attn_scores", "attn_context", "ln1", "swiglu"})
+    EXPECT_EQ(op_dtype(op_named(fp8.layer.forward, name), Dtype::fp8), Dtype::bf16) << name;
+  EXPECT_EQ(op_dtype(op_named(fp8.head.forward, "logits"), Dtype::fp8), Dtype::bf16);
+  // bf16 and fp16 training compute everything in their own precision.
+  scenario.training.dtype = Dtype::fp16;
+  EXPECT_EQ(op_dtype(op_named(build_workload(scenario).layer.forward, "qkv"), Dtype::fp16), Dtype::fp16);
+}
+
 TEST(Workload, Fp8CastsOnlyTheLinearGemmInputs) {
   Scenario scenario = llama3_8b();
   scenario.parallel.tensor = 2;

@@ -56,7 +56,7 @@ nlohmann::json profile_kernels(const Scenario& scenario, const ProfileOptions& o
     try {
       const PreparedKernel kernel(item.call, cublas, stream.get());
       const TimingSummary t = timer.time([&](cudaStream_t s) { kernel.launch(s); });
-      entries.push_back({item.op, scenario.training.dtype, item.call.description(), t.median_seconds, t.p10_seconds,
+      entries.push_back({item.op, op_dtype(item.op, scenario.training.dtype), item.call.description(), t.median_seconds, t.p10_seconds,
                          t.p90_seconds, t.repetitions});
       if (options.progress) *options.progress << label << ": " << milliseconds(t.median_seconds) << "\n";
     } catch (const std::exception& e) {

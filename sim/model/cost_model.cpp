@@ -18,7 +18,7 @@ std::string to_string(TimeSource source) {
 OpTime RooflineModel::op_time(const Op& op, Dtype dtype) const {
   if (op.op_class == OpClass::gemm) {
     const GemmShape shape{op.shape.at(0), op.shape.at(1), op.shape.at(2)};
-    const double seconds = gemm_time(gpu_, shape, op.bytes, dtype, eff_.memory).seconds;
+    const double seconds = gemm_time(gpu_, shape, op.bytes, op_dtype(op, dtype), eff_.memory).seconds;
     return {std::max(seconds, eff_.min_kernel_seconds), TimeSource::roofline};
   }
   double compute_seconds = 0;

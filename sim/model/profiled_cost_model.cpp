@@ -10,7 +10,7 @@ namespace simtrain {
 namespace {
 
 bool same_op(const ProfileEntry& entry, const Op& op, Dtype dtype) {
-  if (entry.dtype != dtype || entry.op.op_class != op.op_class) return false;
+  if (entry.dtype != op_dtype(op, dtype) || entry.op.op_class != op.op_class) return false;
   return entry.op.name == op.name || op.op_class == OpClass::gemm;
 }
 

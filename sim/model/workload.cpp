@@ -20,6 +20,11 @@ std::string to_string(OpClass op_class) {
   return "unknown";
 }
 
+Dtype op_dtype(const Op& op, Dtype training) {
+  if (op.fp8_operands) return Dtype::fp8;
+  return training == Dtype::fp8 ? Dtype::bf16 : training;
+}
+
 double total_flops(const std::vector<Op>& ops) {
   double total = 0;
   for (const Op& op : ops) total += op.flops;
@@ -115,7 +120,7 @@ Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k,
         double output_bytes) {
   const double operands = double(m) * k + double(k) * n;
   const double bytes = batch * (operands * operand_bytes + double(m) * n * output_bytes);
-  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k, bytes};
+  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k, bytes, operand_bytes == kFp8Bytes};
 }
 
 // Memory-bound ops carry no FLOPs: their time is HBM traffic, and Megatron's

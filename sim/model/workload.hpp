@@ -25,7 +25,13 @@ struct Op {
   std::vector<int64_t> shape;  // gemm: {M, N, K}; attention: {batch, heads, seq, head_dim}; else {elements}
   double flops = 0;
   double bytes = 0;            // HBM traffic, reads + writes
+  bool fp8_operands = false;   // gemm: reads fp8 operands (a linear in fp8 training), at the fp8 peak
 };
+
+// The precision an op computes in: in fp8 training only the linears' GEMMs
+// read fp8 (Transformer Engine); attention, the logits GEMM and everything
+// else run in bf16.
+Dtype op_dtype(const Op& op, Dtype training);
 
 double total_flops(const std::vector<Op>& ops);
 double total_bytes(const std::vector<Op>& ops);
