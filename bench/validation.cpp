@@ -33,10 +33,15 @@ std::string lowercase(std::string text) {
   return text;
 }
 
-// Errors of one group of rows, for its summary line.
-struct Errors {
+// A group of rows, printed as they come and summed up by their errors.
+struct RowGroup {
   std::vector<double> percent;
-  void add(double predicted, double published) { percent.push_back((predicted - published) / published * 100); }
+  // Prints a row of the table and counts its error.
+  void row(const std::string& name, double predicted, double published, const std::string& note) {
+    percent.push_back((predicted - published) / published * 100);
+    std::printf("  %-44s %10.2f %10.2f %+7.1f %%  %s\n", name.c_str(), predicted, published, percent.back(),
+                note.c_str());
+  }
   void print(const char* group, double goal_percent) const {
     double sum = 0, worst = 0;
     for (double e : percent) sum += std::abs(e), worst = std::max(worst, std::abs(e));
@@ -48,29 +53,25 @@ struct Errors {
   }
 };
 
-void row(const std::string& name, double predicted, double published, const std::string& note) {
-  std::printf("  %-44s %10.2f %10.2f %+7.1f %%  %s\n", name.c_str(), predicted, published,
-              (predicted - published) / published * 100, note.c_str());
+void table_header(const char* title) {
+  std::printf("%s\n  %-44s %10s %10s %9s\n", title, "scenario", "predicted", "published", "error");
 }
 
-void megatron_sc21(Errors& a100) {
-  std::printf("Megatron-LM SC'21 Table 1 (A100): TFLOP/s per GPU as Megatron counts them,\n"
-              "96 B s l h^2 (1 + s/6h + V/16lh) per step, recompute included\n");
-  std::printf("  %-44s %10s %10s %9s\n", "scenario", "predicted", "published", "error");
+void megatron_sc21(RowGroup& a100) {
+  table_header("Megatron-LM SC'21 Table 1 (A100): TFLOP/s per GPU as Megatron counts them,\n"
+               "96 B s l h^2 (1 + s/6h + V/16lh) per step, recompute included");
   const nlohmann::json table = validation_file("megatron_sc21.json");
   for (const auto& r : table["rows"]) {
     const std::string name = "megatron-" + r["params_B"].dump() + "b-" + r["gpus"].dump() + "xa100";
     const Simulation sim = simulate(load_scenario(name));
     const double published = r["tflops_per_gpu"].get<double>();
-    row(name, sim.report.hardware_tflops_per_gpu, published,
-        format("step %.2f s, ", sim.report.step_seconds) + format("bubble %.1f %%", sim.report.bubble_fraction * 100));
-    a100.add(sim.report.hardware_tflops_per_gpu, published);
+    a100.row(name, sim.report.hardware_tflops_per_gpu, published,
+             format("step %.2f s, ", sim.report.step_seconds) + format("bubble %.1f %%", sim.report.bubble_fraction * 100));
   }
 }
 
-void korthikanti(Errors& a100) {
-  std::printf("Korthikanti et al. 2022 (A100, TP 8): seconds per iteration\n");
-  std::printf("  %-44s %10s %10s %9s\n", "scenario", "predicted", "published", "error");
+void korthikanti(RowGroup& a100) {
+  table_header("Korthikanti et al. 2022 (A100, TP 8): seconds per iteration");
   const nlohmann::json table = validation_file("korthikanti_2022.json");
   for (const auto& r : table["rows"]) {
     const std::string name = "korthikanti-" + lowercase(r["model"]) + "-" + r["gpus"].dump() + "xa100";
@@ -84,15 +85,13 @@ void korthikanti(Errors& a100) {
     for (const auto& setting : settings) {
       const Simulation sim = simulate(load_scenario(name, setting.overrides));
       const double published = r[setting.field].get<double>();
-      row(name + " " + setting.label, sim.report.step_seconds, published, "");
-      a100.add(sim.report.step_seconds, published);
+      a100.row(name + " " + setting.label, sim.report.step_seconds, published, "");
     }
   }
 }
 
-void nemo_h100(Errors& h100) {
-  std::printf("NeMo 25.11 on DGX H100, fp8 (current scaling): tokens/s per GPU (model TFLOP/s per GPU in the note)\n");
-  std::printf("  %-44s %10s %10s %9s\n", "scenario", "predicted", "published", "error");
+void nemo_h100(RowGroup& h100) {
+  table_header("NeMo 25.11 on DGX H100, fp8 (current scaling): tokens/s per GPU (model TFLOP/s per GPU in the note)");
   const nlohmann::json table = validation_file("nemo_h100.json");
   for (const auto& r : table["rows"]) {
     const std::string model = r["model"];
@@ -105,10 +104,9 @@ void nemo_h100(Errors& h100) {
     const Simulation sim = simulate(load_scenario(name));
     const double gpus = r["gpus"].get<double>();
     const double published = r["tokens_per_s_per_gpu"].get<double>();
-    row(name, sim.report.tokens_per_second / gpus, published,
-        format("model TFLOP/s %.0f against ", sim.report.model_tflops_per_gpu) + r["model_tflops_per_gpu"].dump() +
-            " (FLOPs as each counts them)");
-    h100.add(sim.report.tokens_per_second / gpus, published);
+    h100.row(name, sim.report.tokens_per_second / gpus, published,
+             format("model TFLOP/s %.0f against ", sim.report.model_tflops_per_gpu) + r["model_tflops_per_gpu"].dump() +
+                 " (FLOPs as each counts them)");
   }
 }
 
@@ -169,7 +167,7 @@ void parameters() {
 }  // namespace
 
 int main() {
-  Errors a100, h100;
+  RowGroup a100, h100;
   megatron_sc21(a100);
   std::printf("\n");
   korthikanti(a100);
