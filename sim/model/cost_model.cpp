@@ -23,7 +23,7 @@ OpTime RooflineModel::op_time(const Op& op, Dtype dtype) const {
   }
   double compute_seconds = 0;
   if (op.op_class == OpClass::attention)
-    compute_seconds = op.flops * eff_.causal_fraction / (gpu_.peak_bf16_flops * eff_.attention);
+    compute_seconds = (op.flops + op.uncounted_flops) * eff_.causal_fraction / (gpu_.peak_bf16_flops * eff_.attention);
   const double memory_seconds = op.bytes / (gpu_.hbm_bytes_per_second * eff_.memory);
   return {std::max({compute_seconds, memory_seconds, eff_.min_kernel_seconds}), TimeSource::roofline};
 }

@@ -43,7 +43,8 @@ double gemm_bytes(GemmShape shape, Dtype dtype) {
 
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
                    std::span<const GemmTile> tiles) {
-  const double peak_flops = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
+  const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
+  const double peak_flops = fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double sm_flops = peak_flops * (gpu.sustained_tensor_clock_hz / gpu.tensor_clock_hz) / gpu.sm_count;
   const double hbm_bytes_per_second = gpu.hbm_bytes_per_second * hbm_fraction;
   const double prologue_seconds = kMemoryLatencyCycles / gpu.sustained_tensor_clock_hz;
@@ -65,7 +66,9 @@ GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtyp
     }
   }
   best.memory_seconds = bytes / hbm_bytes_per_second;
-  best.seconds = std::max(best.compute_seconds, best.memory_seconds);
+  const double achievable_flops = fp8 ? gpu.achievable_matmul_fp8_flops : gpu.achievable_matmul_bf16_flops;
+  if (achievable_flops > 0) best.achievable_seconds = 2.0 * shape.m * shape.n * shape.k / achievable_flops;
+  best.seconds = std::max({best.compute_seconds, best.memory_seconds, best.achievable_seconds});
   return best;
 }
 

@@ -11,7 +11,12 @@
 //             + memory latency x 1 (the first K block, loaded before any MMA)
 //             + tile_m tile_n x element bytes / (HBM bandwidth / sm_count) (the epilogue's write)
 //   compute = waves x tile, with the tile shape that minimises it
-//   time    = max(compute, HBM bytes / achievable HBM bandwidth)
+//   time    = max(compute, HBM bytes / achievable HBM bandwidth,
+//                 FLOPs / the fastest GEMM measured on the GPU)
+// The last bound is a measurement, not the model: over a sweep of shapes no
+// GEMM beat it, where the model alone lets shapes with long K loops and
+// whole waves run up to 7 % faster (the K loop's rate is set by the best
+// shape, K = 2048 on A100).
 #include <cstdint>
 #include <span>
 
@@ -32,9 +37,10 @@ struct GemmTile {
 std::span<const GemmTile> large_gemm_tiles();
 
 struct GemmTime {
-  double seconds = 0;          // max(compute_seconds, memory_seconds)
+  double seconds = 0;          // max(compute_seconds, memory_seconds, achievable_seconds)
   double compute_seconds = 0;  // waves x per-tile time, for the best tile
   double memory_seconds = 0;   // the HBM traffic at the achievable bandwidth
+  double achievable_seconds = 0;  // the FLOPs at the GPU's fastest measured GEMM (0 where none)
   int tile_m = 0, tile_n = 0;  // the tile chosen
   int64_t tiles = 0, waves = 0;
 };

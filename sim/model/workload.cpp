@@ -54,6 +54,7 @@ struct Shard {
   int64_t tp = 1;
   bool sequence_parallel = false;
   bool fp8 = false;  // the layers' linear GEMMs read fp8 operands
+  bool fp8_current_scaling = false;  // tensorwise recipe: an amax pass before each cast
   int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;
   int64_t heads = 0, kv_heads = 0, ffn = 0, vocab = 0;  // this rank's share
   double element_bytes = 0;  // e: activations, their HBM traffic and messages (bf16 in fp8 training too)
@@ -88,6 +89,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .tp = tp,
       .sequence_parallel = scenario.parallel.sequence_parallel && tp > 1,
       .fp8 = fp8,
+      .fp8_current_scaling = fp8 && scenario.training.fp8_recipe == Fp8Recipe::tensorwise,
       .batch = scenario.training.micro_batch_size,
       .seq = scenario.training.seq_length,
       .hidden = model.hidden_size,
@@ -110,6 +112,7 @@ struct MatMul {
   // fp8 training, a layer's linear: operands cast to fp8 by TE (the output stays bf16).
   bool fp8 = false;
   bool input_from_norm = false;  // fp8: the norm before it writes its input in fp8 already
+  bool current_scaling = false;  // fp8: each cast first reduces its tensor's amax (tensorwise recipe)
 };
 
 // Anything else: attention kernels and memory-bound ops, built as finished Ops.
@@ -130,20 +133,24 @@ Op memory_op(const std::string& name, int64_t elements, double bytes_per_element
 }
 
 // Backward of a non-GEMM op: about twice its forward FLOPs and traffic.
+// Fused attention's backward runs 2.5 times the forward's FLOPs (the
+// recomputed scores; flash-attention's benchmarks count bwd = 2.5 fwd).
 Op gradient_of(const Op& forward, const std::string& suffix) {
   Op grad = forward;
   grad.name += suffix;
   grad.flops *= 2;
   grad.bytes *= 2;
+  if (forward.op_class == OpClass::attention) grad.uncounted_flops = 0.5 * forward.flops;
   return grad;
 }
 
-// TE's fp8 casts (delayed scaling: each kernel also records its tensor's
-// amax). A cast reads bf16 and writes fp8 row-wise and, for the other GEMM
-// that reads the tensor, a transposed (column-wise) copy, as Hopper's fp8
-// GEMMs take only the TN layout; a transpose reads and writes fp8.
-Op fp8_cast_transpose(const std::string& name, int64_t elements, double element_bytes) {
-  return memory_op(name, elements, element_bytes + 2 * kFp8Bytes);
+// TE's fp8 casts. A cast reads bf16 and writes fp8 row-wise and, for the
+// other GEMM that reads the tensor, a transposed (column-wise) copy, as
+// Hopper's fp8 GEMMs take only the TN layout; a transpose reads and writes
+// fp8. Delayed scaling records the tensor's amax in the cast itself; current
+// (tensorwise) scaling needs it before casting: one more read of the tensor.
+Op fp8_cast_transpose(const std::string& name, int64_t elements, double element_bytes, bool current_scaling) {
+  return memory_op(name, elements, (current_scaling ? 2 : 1) * element_bytes + 2 * kFp8Bytes);
 }
 Op fp8_transpose(const std::string& name, int64_t elements) { return memory_op(name, elements, 2 * kFp8Bytes); }
 
@@ -154,7 +161,8 @@ void add_forward(const Step& step, double element_bytes, Pass& forward) {
     return;
   }
   if (mm->fp8 && !mm->input_from_norm)
-    forward.ops.push_back(fp8_cast_transpose(mm->name + "_input_cast", mm->m * mm->k, element_bytes));
+    forward.ops.push_back(
+        fp8_cast_transpose(mm->name + "_input_cast", mm->m * mm->k, element_bytes, mm->current_scaling));
   const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
   forward.ops.push_back(gemm(mm->name, mm->batch, mm->m, mm->n, mm->k, operand_bytes, element_bytes));
 }
@@ -176,7 +184,9 @@ void add_backward(const Step& step, double element_bytes, Pass& input_grads, Pas
     return;
   }
   const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
-  if (mm->fp8) input_grads.ops.push_back(fp8_cast_transpose(mm->name + "_grad_cast", mm->m * mm->n, element_bytes));
+  if (mm->fp8)
+    input_grads.ops.push_back(
+        fp8_cast_transpose(mm->name + "_grad_cast", mm->m * mm->n, element_bytes, mm->current_scaling));
   input_grads.ops.push_back(
       gemm(mm->name + "_dgrad", mm->batch, mm->m, mm->k, mm->n, operand_bytes, element_bytes));
   Pass& rhs_grads = mm->rhs_is_weight ? weight_grads : input_grads;
@@ -237,9 +247,11 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
 std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
   const double e = x.element_bytes;
   const int64_t residual = x.local_tokens() * x.hidden;
-  // In fp8, TE's norm writes its output quantized for the linear after it;
-  // its backward (twice the bytes: x and dy read, dx written) is bf16 still.
-  const Op norm = memory_op("ln1", residual, e + (x.fp8 ? kFp8Bytes : e));
+  // In fp8 with delayed scaling, TE's norm writes its output quantized for
+  // the linear after it (current scaling needs the output's amax first: bf16,
+  // then a cast); its backward (twice the bytes: x and dy read, dx written) is bf16 still.
+  const bool norm_quantizes = x.fp8 && !x.fp8_current_scaling;
+  const Op norm = memory_op("ln1", residual, e + (norm_quantizes ? kFp8Bytes : e));
   // Residual add reads two tensors and writes one, plus the dropout mask.
   const Op bias_dropout_add = memory_op("bias_dropout_add", residual, 3 * e + kMaskBytes);
   const int64_t mlp_elements = x.tokens() * x.ffn;
@@ -247,7 +259,7 @@ std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
                                           : memory_op("gelu", mlp_elements, 2 * e);
 
   const auto linear = [&](const std::string& name, int64_t n, int64_t k, bool input_from_norm) {
-    return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, x.fp8 && input_from_norm};
+    return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, norm_quantizes && input_from_norm, x.fp8_current_scaling};
   };
 
   std::vector<Step> steps = {norm, linear("qkv", x.q_width() + 2 * x.kv_width(), x.hidden, true)};
@@ -415,6 +427,8 @@ Op optimizer_op(double parameters) {
           kBytesPerParameter * parameters};
 }
 
-Op fp8_weight_cast_op(double weights) { return fp8_cast_transpose("fp8_weight_cast", std::llround(weights), kBf16Bytes); }
+Op fp8_weight_cast_op(double weights) {
+  return fp8_cast_transpose("fp8_weight_cast", std::llround(weights), kBf16Bytes, false);
+}
 
 }  // namespace simtrain

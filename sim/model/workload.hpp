@@ -23,9 +23,12 @@ struct Op {
   std::string name;            // "qkv", "attn", "fc1", "ln1", ...
   OpClass op_class = OpClass::memory_bound;
   std::vector<int64_t> shape;  // gemm: {M, N, K}; attention: {batch, heads, seq, head_dim}; else {elements}
-  double flops = 0;
+  double flops = 0;            // as Megatron counts them (MFU, the step's TFLOP/s)
   double bytes = 0;            // HBM traffic, reads + writes
   bool fp8_operands = false;   // gemm: reads fp8 operands (a linear in fp8 training), at the fp8 peak
+  // Executed beyond `flops`: FlashAttention's backward recomputes the score
+  // matrix, 5 products against the forward's 2, where Megatron counts twice the forward.
+  double uncounted_flops = 0;
 };
 
 // The precision an op computes in: in fp8 training only the linears' GEMMs

@@ -28,11 +28,17 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 // at the same 700 W limit. This project's own H200 reference (8192^3 bf16,
 // 769-798 TFLOP/s, tests/validation/hardware.json) would give 1506-1564 MHz
 // through the model: the two measurements disagree by 5-9 %.
+// Achievable matmul FLOP/s, the fastest GEMM of the same sweeps (mamf-finder,
+// github.com/stas00/ml-engineering): bf16 A100 SXM 267.9 and H100 SXM 792.1
+// (compute/accelerator/README.md), H100/H200 SXM 794.5 and fp8 H200 SXM 1453.4
+// (73.4 % of the fp8 peak, against 80.3 % for bf16; the guide "When Is It
+// Worth Upgrading GPUs?"). H100's fp8 figure is H200's: no H100 fp8 sweep is
+// published, and the two share the die, the clocks and the 700 W limit.
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
-      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6},
-      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6},
-      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6},
+      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 267.9e12, 0},
+      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1453.4e12},
+      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6, 794.5e12, 1453.4e12},
   };
   return gpus;
 }
@@ -59,6 +65,16 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
     fields.fail("sustained_tensor_clock_MHz", "must be at most tensor_clock_MHz (" +
                                                   fields.raw("tensor_clock_MHz").dump() + "), got " +
                                                   fields.raw("sustained_tensor_clock_MHz").dump());
+  gpu.achievable_matmul_bf16_flops = fields.number("achievable_matmul_bf16_tflops", 1e-3).value_or(0) * 1e12;
+  gpu.achievable_matmul_fp8_flops = fields.number("achievable_matmul_fp8_tflops", 1e-3).value_or(0) * 1e12;
+  if (gpu.achievable_matmul_bf16_flops > gpu.peak_bf16_flops)
+    fields.fail("achievable_matmul_bf16_tflops", "must be at most peak_bf16_tflops (" +
+                                                     fields.raw("peak_bf16_tflops").dump() + "), got " +
+                                                     fields.raw("achievable_matmul_bf16_tflops").dump());
+  if (gpu.achievable_matmul_fp8_flops > gpu.peak_fp8_flops)
+    fields.fail("achievable_matmul_fp8_tflops", "must be at most peak_fp8_tflops (" +
+                                                    fields.raw("peak_fp8_tflops").dump() + "), got " +
+                                                    fields.raw("achievable_matmul_fp8_tflops").dump());
   fields.reject_unknown();
   return gpu;
 }

@@ -19,6 +19,11 @@ struct GpuSpec {
   // The clock the GPU holds under dense tensor-core load at its power limit:
   // a GEMM's K loop runs at peak x sustained / tensor clock.
   double sustained_tensor_clock_hz = 0;
+  // The fastest GEMM measured on this GPU over a sweep of shapes ("Maximum
+  // Achievable Matmul FLOPS"): no GEMM of any shape runs faster. 0 where none
+  // was measured (the GEMM model alone bounds it).
+  double achievable_matmul_bf16_flops = 0;
+  double achievable_matmul_fp8_flops = 0;
 };
 
 // The built-in table: A100-80GB, H100-SXM, H200 (spec-sheet figures).

@@ -31,6 +31,8 @@ std::string to_string(Recompute recompute) {
   return "?";
 }
 
+std::string to_string(Fp8Recipe recipe) { return recipe == Fp8Recipe::tensorwise ? "tensorwise" : "delayed"; }
+
 std::string to_string(ScheduleKind schedule) {
   switch (schedule) {
     case ScheduleKind::gpipe: return "gpipe";
@@ -69,8 +71,8 @@ const std::vector<std::string> model_keys = {
     "intermediate_size", "vocab_size", "max_position_embeddings", "hidden_act", "norm", "linear_bias",
     "position_embedding", "tie_word_embeddings"};
 const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
-                                                "dtype",         "recompute_granularity", "flash_attention",
-                                                "train_tokens"};
+                                                "dtype",         "fp8_recipe",            "recompute_granularity",
+                                                "flash_attention", "train_tokens"};
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank", "sequence_parallel", "zero_stage",
@@ -156,6 +158,10 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   t.global_batch_size = f.required_integer("global_batch_size");
   const std::string dtype = f.choice("dtype", {"bf16", "fp16", "fp8"}).value_or("bf16");
   t.dtype = dtype == "fp8" ? Dtype::fp8 : dtype == "fp16" ? Dtype::fp16 : Dtype::bf16;
+  if (const auto recipe = f.choice("fp8_recipe", {"delayed", "tensorwise"})) {
+    if (t.dtype != Dtype::fp8) f.fail("fp8_recipe", "is for fp8 training (training.dtype \"fp8\"), got dtype " + dtype);
+    t.fp8_recipe = *recipe == "tensorwise" ? Fp8Recipe::tensorwise : Fp8Recipe::delayed;
+  }
   const std::string recompute = f.choice("recompute_granularity", {"none", "selective", "full"}).value_or("none");
   t.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
   t.flash_attention = f.boolean("flash_attention").value_or(true);

@@ -18,6 +18,10 @@ namespace simtrain {
 
 enum class Dtype { bf16, fp16, fp8 };
 enum class Recompute { none, selective, full };
+// Transformer Engine's fp8 scaling (Megatron's --fp8-recipe): delayed takes each
+// tensor's scale from the amax history, tensorwise ("current scaling") from
+// the tensor itself, a reduction pass over it before every cast.
+enum class Fp8Recipe { delayed, tensorwise };
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
 // How data-parallel ranks synchronise gradients: auto lets the executor pick
 // ring or tree per all-reduce (as NCCL's tuner does).
@@ -33,6 +37,7 @@ enum class P2pCommunication { paired, eager };
 double dtype_bytes(Dtype dtype);
 std::string to_string(Dtype dtype);
 std::string to_string(Recompute recompute);
+std::string to_string(Fp8Recipe recipe);
 std::string to_string(ScheduleKind schedule);
 std::string to_string(DpSync sync);
 std::string to_string(P2pCommunication p2p);
@@ -43,6 +48,7 @@ struct TrainingConfig {
   int64_t global_batch_size = 0;
   Dtype dtype = Dtype::bf16;
   Recompute recompute = Recompute::none;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // fp8 training only
   bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
   double train_tokens = 0;      // the whole run's token budget (0: not given)
 };

@@ -48,7 +48,9 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
                                 std::to_string(s.micro_batches()) + " micro-batches per pipeline (global batch " +
                                 std::to_string(t.global_batch_size) + ", sequence length " +
                                 std::to_string(t.seq_length) + ")"),
-      aligned_line("training", to_string(t.dtype) + ", recompute " + to_string(t.recompute)),
+      aligned_line("training", to_string(t.dtype) +
+                                   (t.dtype == Dtype::fp8 ? " (" + to_string(t.fp8_recipe) + " scaling)" : "") +
+                                   ", recompute " + to_string(t.recompute)),
   };
 }
 
@@ -78,6 +80,7 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& 
                          {"seq_length", t.seq_length},
                          {"dtype", to_string(t.dtype)},
                          {"recompute_granularity", to_string(t.recompute)}};
+  if (t.dtype == Dtype::fp8) summary["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
   return summary;
 }
 
