@@ -1,8 +1,9 @@
 #include "sim/engine/replay_platform.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
-#include <tuple>
+#include <utility>
 
 #include "sim/engine/simgrid_setup.hpp"
 
@@ -10,13 +11,19 @@ namespace sg4 = simgrid::s4u;
 
 namespace simtrain {
 
+// Ordered as the tuples (src, dst, [(link, repeats)...], latency), compared
+// in place: a map of routes compares them once per flow.
 bool PlatformRoute::operator<(const PlatformRoute& other) const {
-  auto as_tuple = [](const PlatformRoute& r) {
-    std::vector<std::pair<int, int>> links;
-    for (const WeightedLink& w : r.links) links.emplace_back(w.link, w.repeats);
-    return std::make_tuple(r.src, r.dst, links, r.latency_seconds);
+  if (src != other.src) return src < other.src;
+  if (dst != other.dst) return dst < other.dst;
+  auto link_less = [](const WeightedLink& a, const WeightedLink& b) {
+    return std::pair(a.link, a.repeats) < std::pair(b.link, b.repeats);
   };
-  return as_tuple(*this) < as_tuple(other);
+  if (std::lexicographical_compare(links.begin(), links.end(), other.links.begin(), other.links.end(), link_less))
+    return true;
+  if (std::lexicographical_compare(other.links.begin(), other.links.end(), links.begin(), links.end(), link_less))
+    return false;
+  return latency_seconds < other.latency_seconds;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // gradient buckets close (the gradient-sync pass reduces each bucket then);
 // under --overlap-param-gather the first forward of a chunk is split where
 // they open (each piece waits for its bucket's weight gather).
+#include <algorithm>
 #include <map>
 
 #include "sim/program/lowering.hpp"
@@ -13,25 +14,31 @@ namespace simtrain {
 
 namespace {
 
-// " L4-7": the layers `units` cover (" L0--1" when none).
-std::string layer_range(const std::vector<ModelUnit>& units, int& begin, int& end) {
-  begin = 1 << 30, end = -1;
+// The layers [begin, end) `units` cover ([0, 0) when none).
+void set_layer_range(std::span<const ModelUnit> units, Task& task) {
+  int begin = 1 << 30, end = -1;
   for (const ModelUnit& u : units)
     if (u.layer >= 0) begin = std::min(begin, u.layer), end = std::max(end, u.layer + 1);
   if (end < 0) begin = end = 0;
-  return " L" + std::to_string(begin) + "-" + std::to_string(end - 1);
+  task.layer_begin = begin;
+  task.layer_end = end;
 }
 
-std::vector<ModelUnit> reversed(const std::vector<ModelUnit>& units) { return {units.rbegin(), units.rend()}; }
+// The passes a compute task runs over each of its units.
+constexpr PassOf kForward[] = {&UnitWork::forward};
+constexpr PassOf kRecompute[] = {&UnitWork::recompute};
+constexpr PassOf kBackward[] = {&UnitWork::backward_input, &UnitWork::backward_weight};
+constexpr PassOf kBackwardInput[] = {&UnitWork::backward_input};
+constexpr PassOf kBackwardWeight[] = {&UnitWork::backward_weight};
 
 class ComputeLowering {
 public:
-  ComputeLowering(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions)
+  ComputeLowering(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions, RankTasks recycled)
       : c_(context), split_backward_(context.scenario.parallel.schedule == ScheduleKind::zb_h1),
         // ZeRO-3 reduces gradients after every backward instead.
-        overlap_grad_reduce_(context.zero_stage < 3 && context.scenario.parallel.overlap_grad_reduce) {
-    lowered_.rank = rank;
-    lowered_.actions = actions;
+        overlap_grad_reduce_(context.zero_stage < 3 && context.scenario.parallel.overlap_grad_reduce),
+        lowered_(std::move(recycled)) {
+    lowered_.recycle(rank, actions);
     for (size_t i = 0; i < actions.size(); ++i) {
       if (actions[i].kind == (split_backward_ ? TaskKind::W : TaskKind::B)) last_grad_action_[actions[i].chunk] = i;
       if (actions[i].kind == TaskKind::F) first_forward_action_.try_emplace(actions[i].chunk, i);
@@ -53,55 +60,52 @@ private:
       case TaskKind::F: {
         const bool opens_gradients = c_.overlap_param_gather && first_forward_action_.at(a.chunk) == static_cast<size_t>(i);
         if (!opens_gradients) {
-          add(i, TaskKind::F, stage, units, {&UnitWork::forward}, true);
+          add(i, TaskKind::F, stage, units, kForward, true);
           break;
         }
-        const auto buckets = c_.gradient_buckets(stage);  // in backward order
+        const auto& buckets = c_.forward_buckets(stage);  // in backward order
         for (auto bucket = buckets.rbegin(); bucket != buckets.rend(); ++bucket)
-          add(i, TaskKind::F, stage, reversed(*bucket), {&UnitWork::forward}, buckets.size() == 1).opens_bucket = true;
+          add(i, TaskKind::F, stage, *bucket, kForward, buckets.size() == 1).opens_bucket = true;
         break;
       }
       case TaskKind::B: {
-        if (c_.scenario.training.recompute != Recompute::none)
-          add(i, TaskKind::R, stage, units, {&UnitWork::recompute}, true);
-        std::vector<PassOf> passes = {&UnitWork::backward_input};
-        if (!split_backward_) passes.push_back(&UnitWork::backward_weight);
+        if (c_.scenario.training.recompute != Recompute::none) add(i, TaskKind::R, stage, units, kRecompute, true);
+        const std::span<const PassOf> passes = split_backward_ ? std::span<const PassOf>(kBackwardInput) : kBackward;
         backward(i, TaskKind::B, stage, passes, closes_gradients && !split_backward_);
         break;
       }
-      case TaskKind::W: backward(i, TaskKind::W, stage, {&UnitWork::backward_weight}, closes_gradients); break;
+      case TaskKind::W: backward(i, TaskKind::W, stage, kBackwardWeight, closes_gradients); break;
       default: break;  // schedules hold F, B and W only
     }
   }
 
   // A backward over the stage's units in reverse, in one task per gradient
   // bucket when it produces the chunk's last gradients.
-  void backward(int i, TaskKind kind, int stage, const std::vector<PassOf>& passes, bool in_buckets) {
+  void backward(int i, TaskKind kind, int stage, std::span<const PassOf> passes, bool in_buckets) {
     if (!in_buckets) {
-      add(i, kind, stage, reversed(c_.units(stage)), passes, true);
+      add(i, kind, stage, c_.reversed_units(stage), passes, true);
       return;
     }
-    const auto buckets = c_.gradient_buckets(stage);
+    const auto& buckets = c_.gradient_buckets(stage);
     for (const std::vector<ModelUnit>& bucket : buckets)
       add(i, kind, stage, bucket, passes, buckets.size() == 1).closes_bucket = true;
   }
 
   // A compute task running `passes` over `units`; tasks over a whole stage
   // are named (task_name) and share their work without their layer range.
-  LoweredTask& add(int i, TaskKind kind, int stage, const std::vector<ModelUnit>& units,
-                   const std::vector<PassOf>& passes, bool whole_stage) {
-    const int microbatch = lowered_.actions[i].microbatch;
+  LoweredTask& add(int i, TaskKind kind, int stage, std::span<const ModelUnit> units, std::span<const PassOf> passes,
+                   bool whole_stage) {
     Task task;
     task.kind = kind;
     task.stage = stage;
-    task.microbatch = microbatch;
+    task.microbatch = lowered_.actions[i].microbatch;
     task.part_of_stage = !whole_stage;
-    const std::string layers = layer_range(units, task.layer_begin, task.layer_end);
-    const std::string range = whole_stage ? "" : layers;
-    LoweredTask& lowered = lowered_.tasks.emplace_back(lowered_.make(std::move(task), {}, i));
-    const std::string work_key = to_string(kind) + " s" + std::to_string(stage) + range;
-    lowered.work = c_.shared_work(work_key, [&] {
-      Work work{work_key, {}};
+    set_layer_range(units, task);
+    LoweredTask& lowered = lowered_.tasks.emplace_back(lowered_.make(task, {}, i));
+    lowered.work = c_.compute_work(task, [&] {
+      std::string name = to_string(kind) + " s" + std::to_string(stage);
+      if (!whole_stage) name += " L" + std::to_string(task.layer_begin) + "-" + std::to_string(task.layer_end - 1);
+      Work work{name, {}};
       for (const ModelUnit& unit : units)
         for (PassOf pass : passes) {
           const std::vector<Op>& ops = (unit.work->*pass).ops;
@@ -123,8 +127,9 @@ private:
 
 }  // namespace
 
-RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions) {
-  return ComputeLowering(context, rank, actions).lower();
+RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions,
+                        RankTasks recycled) {
+  return ComputeLowering(context, rank, actions, std::move(recycled)).lower();
 }
 
 }  // namespace simtrain

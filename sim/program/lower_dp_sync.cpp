@@ -65,7 +65,7 @@ private:
     }
   }
 
-  void reduce_bucket(const std::vector<ModelUnit>& bucket, int stage, const Anchor& anchor) {
+  void reduce_bucket(std::span<const ModelUnit> bucket, int stage, const Anchor& anchor) {
     if (c_.layout.data < 2) return;
     reduce(stage, parameters(bucket) * c_.workload.grad_bytes_per_parameter, anchor, parameters(bucket));
   }

@@ -127,18 +127,26 @@ std::vector<Step> steps(const LoweringContext& context, const RankTasks& rank) {
 }
 
 // Whether the call after step `before` also receives for step `next` (else
-// the receives are a call of their own, right before `next`).
-bool one_call(const LoweringContext& context, const RankTasks& rank, const Step& before, const Step& next) {
+// the receives are a call of their own, right before `next`). `forwards_before`:
+// of each action, the forwards before it on the rank.
+bool one_call(const LoweringContext& context, const RankTasks& rank, const std::vector<int>& forwards_before,
+              const Step& before, const Step& next) {
   const TaskKind first = rank.actions[before.front()].kind, then = rank.actions[next.front()].kind;
   const bool lone_forward_then_backward = before.size() == 1 && first == TaskKind::F && then == TaskKind::B;
   if (context.scenario.parallel.schedule == ScheduleKind::interleaved_1f1b) return !lone_forward_then_backward;
   if (first == TaskKind::B) return then == TaskKind::F;
   if (!lone_forward_then_backward) return false;
-  int forwards_before = 0;  // a warm-up forward's send is a call alone
-  for (int i = 0; i < before.front(); ++i) forwards_before += rank.actions[i].kind == TaskKind::F;
-  return forwards_before >= warmup_forwards(context.scenario.parallel.schedule, context.layout.pipeline,
-                                            context.micro_batches, context.virtual_stages,
-                                            context.coords[rank.rank].pp);
+  // A warm-up forward's send is a call alone.
+  return forwards_before[before.front()] >= warmup_forwards(context.scenario.parallel.schedule, context.layout.pipeline,
+                                                             context.micro_batches, context.virtual_stages,
+                                                             context.coords[rank.rank].pp);
+}
+
+// Of each action, the forwards before it on the rank.
+std::vector<int> forwards_before(const RankTasks& rank) {
+  std::vector<int> forwards(rank.actions.size());
+  for (size_t i = 1; i < rank.actions.size(); ++i) forwards[i] = forwards[i - 1] + (rank.actions[i - 1].kind == TaskKind::F);
+  return forwards;
 }
 
 // One call: its transfers form a batch, counted with action `action`.
@@ -153,6 +161,7 @@ std::vector<LoweredTask> batch(std::vector<LoweredTask> call, int action) {
 void place_paired(const LoweringContext& context, RankTasks& rank, const std::vector<ActionSpan>& spans,
                   std::vector<ActionTransfers>& transfers, ListEdit& edit) {
   const std::vector<Step> all = steps(context, rank);
+  const std::vector<int> forwards = forwards_before(rank);
   for (size_t k = 0; k <= all.size(); ++k) {
     std::vector<LoweredTask> sends, receives;
     if (k > 0)
@@ -161,7 +170,7 @@ void place_paired(const LoweringContext& context, RankTasks& rank, const std::ve
     if (k < all.size())
       for (int i : all[k])
         if (transfers[i].recv) receives.push_back(std::move(*transfers[i].recv));
-    if (k > 0 && k < all.size() && one_call(context, rank, all[k - 1], all[k])) {
+    if (k > 0 && k < all.size() && one_call(context, rank, forwards, all[k - 1], all[k])) {
       for (LoweredTask& r : receives) sends.push_back(std::move(r));
       receives.clear();
     }

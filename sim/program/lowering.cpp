@@ -1,5 +1,7 @@
 #include "sim/program/lowering.hpp"
 
+#include <algorithm>
+
 namespace simtrain {
 
 namespace {
@@ -21,6 +23,22 @@ std::vector<ModelUnit> expand(const Workload& workload, const StageUnits& held) 
   return units;
 }
 
+// A stage's gradients in buckets, in the order the backward produces them.
+std::vector<std::vector<ModelUnit>> in_buckets(const Scenario& scenario, const std::vector<ModelUnit>& forward_order) {
+  // Megatron sizes buckets in elements (ddp_bucket_size), whatever the gradients' dtype.
+  constexpr double kFp32Bytes = 4;
+  std::vector<std::vector<ModelUnit>> buckets(1);
+  double bytes = 0;
+  for (auto unit = forward_order.rbegin(); unit != forward_order.rend(); ++unit) {
+    if (bytes >= scenario.parallel.dp_bucket_bytes) buckets.emplace_back(), bytes = 0;
+    buckets.back().push_back(*unit);
+    bytes += unit->work->parameters * kFp32Bytes;
+  }
+  return buckets;
+}
+
+std::vector<ModelUnit> reversed(const std::vector<ModelUnit>& units) { return {units.rbegin(), units.rend()}; }
+
 int parameter_servers(const Scenario& scenario) {
   const bool servers = scenario.parallel.dp_sync == DpSync::parameter_server && scenario.parallel.data > 1;
   return servers ? static_cast<int>(scenario.parallel.parameter_servers) : 0;
@@ -28,7 +46,7 @@ int parameter_servers(const Scenario& scenario) {
 
 }  // namespace
 
-double parameters(const std::vector<ModelUnit>& units) {
+double parameters(std::span<const ModelUnit> units) {
   double total = 0;
   for (const ModelUnit& unit : units) total += unit.work->parameters;
   return total;
@@ -44,6 +62,14 @@ LoweredTask RankTasks::make(Task task, std::vector<int> deps, int action) {
   return lowered;
 }
 
+void RankTasks::recycle(int new_rank, const std::vector<PipelineAction>& new_actions) {
+  rank = new_rank;
+  actions = new_actions;
+  tasks.clear();
+  spare.clear();
+  next_label = 0;
+}
+
 LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workload)
     : scenario(scenario), workload(workload), layout(scenario.parallel),
       virtual_stages(static_cast<int>(scenario.virtual_stages())),
@@ -51,21 +77,13 @@ LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workl
       zero_stage(scenario.parallel.zero_stage), servers(parameter_servers(scenario)),
       overlap_param_gather(scenario.parallel.overlap_param_gather && layout.data > 1), coords(rank_coords(layout)),
       groups(make_groups(scenario, layout, servers)) {
-  for (int stage = 0; stage < stages; ++stage) stage_units_.push_back(expand(workload, stage_units(workload, stage)));
-}
-
-std::vector<std::vector<ModelUnit>> LoweringContext::gradient_buckets(int stage) const {
-  // Megatron sizes buckets in elements (ddp_bucket_size), whatever the gradients' dtype.
-  constexpr double kFp32Bytes = 4;
-  std::vector<std::vector<ModelUnit>> buckets(1);
-  double bytes = 0;
-  const std::vector<ModelUnit>& forward_order = units(stage);
-  for (auto unit = forward_order.rbegin(); unit != forward_order.rend(); ++unit) {
-    if (bytes >= scenario.parallel.dp_bucket_bytes) buckets.emplace_back(), bytes = 0;
-    buckets.back().push_back(*unit);
-    bytes += unit->work->parameters * kFp32Bytes;
+  for (int stage = 0; stage < stages; ++stage) {
+    stage_units_.push_back(expand(workload, stage_units(workload, stage)));
+    reversed_stage_units_.push_back(reversed(stage_units_.back()));
+    gradient_buckets_.push_back(in_buckets(scenario, stage_units_.back()));
+    std::vector<std::vector<ModelUnit>>& forward = forward_buckets_.emplace_back();
+    for (const std::vector<ModelUnit>& bucket : gradient_buckets_.back()) forward.push_back(reversed(bucket));
   }
-  return buckets;
 }
 
 int LoweringContext::rank_of_stage(int rank, int stage) const {
@@ -100,16 +118,23 @@ size_t ready_index(const RankTasks& rank, size_t compute) {
 }
 
 void ListEdit::apply() {
-  size_t inserted = 0;
-  for (size_t i = 0; i < rank_.tasks.size(); ++i) inserted += before_[i].size() + after_[i].size();
-  std::vector<LoweredTask> edited;
-  edited.reserve(rank_.tasks.size() + inserted);
+  auto by_place = [](const Insertion& a, const Insertion& b) { return a.place < b.place; };
+  if (!std::is_sorted(inserted_.begin(), inserted_.end(), by_place))  // passes mostly insert in list order
+    std::stable_sort(inserted_.begin(), inserted_.end(), by_place);
+  std::vector<LoweredTask>& edited = rank_.spare;
+  edited.clear();
+  edited.reserve(rank_.tasks.size() + inserted_.size());
+  auto next = inserted_.begin();
+  auto insert_up_to = [&](size_t place) {
+    for (; next != inserted_.end() && next->place <= place; ++next) edited.push_back(std::move(next->task));
+  };
   for (size_t i = 0; i < rank_.tasks.size(); ++i) {
-    for (LoweredTask& task : before_[i]) edited.push_back(std::move(task));
+    insert_up_to(2 * i);
     edited.push_back(std::move(rank_.tasks[i]));
-    for (LoweredTask& task : after_[i]) edited.push_back(std::move(task));
+    insert_up_to(2 * i + 1);
   }
-  rank_.tasks = std::move(edited);
+  rank_.tasks.swap(edited);
+  inserted_.clear();
 }
 
 Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group_id,
@@ -126,8 +151,9 @@ Task group_collective(const LoweringContext& context, int rank, Stream stream, T
   return c;
 }
 
-RankTasks lower_rank(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions) {
-  RankTasks lowered = lower_compute(context, rank, actions);
+RankTasks lower_rank(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions,
+                     RankTasks recycled) {
+  RankTasks lowered = lower_compute(context, rank, actions, std::move(recycled));
   lower_tp_collectives(context, lowered);
   lower_pipeline_transfers(context, lowered);
   lower_parameter_gathers(context, lowered);

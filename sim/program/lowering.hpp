@@ -22,8 +22,11 @@
 //
 // build_program (sim/program/program_builder.hpp) runs them in this order.
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -44,7 +47,7 @@ struct ModelUnit {
   int layer = -1;  // -1 for the embedding and the head
 };
 
-double parameters(const std::vector<ModelUnit>& units);
+double parameters(std::span<const ModelUnit> units);
 
 // A task on its rank's list before numbering. Its dependencies name tasks of
 // the same rank by label, which stays put while passes insert tasks; a RECV's
@@ -55,8 +58,10 @@ struct LoweredTask {
   std::vector<int> deps;         // labels of the tasks it waits for
   int action = -1;               // the pipeline action it lowers; -1 for none (the step's start or end)
   const Work* work = nullptr;    // compute, codec and optimizer tasks: shared by tasks of one shape
-  std::vector<ModelUnit> units;  // F, R, B, W: the units it runs, in execution order,
-  std::vector<PassOf> passes;    // and the passes it runs over each
+  // F, R, B, W: the units it runs, in execution order, and the passes it runs
+  // over each; views of the LoweringContext's unit lists and of static arrays.
+  std::span<const ModelUnit> units;
+  std::span<const PassOf> passes;
   bool closes_bucket = false;    // a backward that produces the last gradients of `units`, one bucket
   bool opens_bucket = false;     // overlap_param_gather: the first forward over `units`, one bucket
   bool gradients_ready = false;  // ends a gradient reduction (or decompression): the optimizer waits for it
@@ -69,7 +74,12 @@ struct RankTasks {
   int rank = 0;
   std::vector<PipelineAction> actions;
   std::vector<LoweredTask> tasks;
+  std::vector<LoweredTask> spare;  // where ListEdit::apply builds the edited list
   int next_label = 0;
+
+  // Empties the lists for `rank`'s, keeping their memory: reused rank after
+  // rank, it is allocated (and its pages faulted in) once, not once a rank.
+  void recycle(int rank, const std::vector<PipelineAction>& actions);
 
   // `task` on this rank with a fresh label, lowered from `action`; the caller places it on the list.
   LoweredTask make(Task task, std::vector<int> deps, int action = -1);
@@ -92,10 +102,13 @@ public:
   const std::vector<RankCoord> coords;
   const CommGroups groups;
 
-  // The units of a model stage, in forward order.
+  // The units of a model stage, in forward order, and in backward order.
   const std::vector<ModelUnit>& units(int stage) const { return stage_units_[stage]; }
-  // A stage's gradients in buckets, in the order the backward produces them.
-  std::vector<std::vector<ModelUnit>> gradient_buckets(int stage) const;
+  const std::vector<ModelUnit>& reversed_units(int stage) const { return reversed_stage_units_[stage]; }
+  // A stage's gradients in buckets, in the order the backward produces them
+  // (each bucket's units too), and each bucket's units in forward order.
+  const std::vector<std::vector<ModelUnit>>& gradient_buckets(int stage) const { return gradient_buckets_[stage]; }
+  const std::vector<std::vector<ModelUnit>>& forward_buckets(int stage) const { return forward_buckets_[stage]; }
   // The rank of the same tp and dp coordinates that runs `stage`.
   int rank_of_stage(int rank, int stage) const;
   // Pairs a transfer's SEND and RECV: one digit per field, as the receiving rank sees it
@@ -110,9 +123,22 @@ public:
     return &it->second;
   }
 
+  // The one Work of compute tasks of `task`'s kind and stage (and layers, for
+  // part of a stage), as shared_work's key "F s3" or "F s3 L4-7" would find
+  // it, without formatting a key for every task.
+  template <class Make>
+  const Work* compute_work(const Task& task, Make make) {
+    const int begin = task.part_of_stage ? task.layer_begin : 0, end = task.part_of_stage ? task.layer_end : 0;
+    auto [it, inserted] = compute_works_.try_emplace({task.kind, task.stage, task.part_of_stage, begin, end});
+    if (inserted) it->second = make();
+    return &it->second;
+  }
+
 private:
-  std::vector<std::vector<ModelUnit>> stage_units_;
+  std::vector<std::vector<ModelUnit>> stage_units_, reversed_stage_units_;
+  std::vector<std::vector<std::vector<ModelUnit>>> gradient_buckets_, forward_buckets_;  // of each stage
   std::unordered_map<std::string, Work> works_;
+  std::map<std::tuple<TaskKind, int, bool, int, int>, Work> compute_works_;  // kind, stage, part_of_stage, layers
 };
 
 // Where a pipeline action's tasks sit on a rank's list (indices into tasks).
@@ -129,14 +155,19 @@ size_t ready_index(const RankTasks& rank, size_t compute);
 // by apply(); tasks given for the same place keep the order they were given in.
 class ListEdit {
 public:
-  explicit ListEdit(RankTasks& rank) : rank_(rank), before_(rank.tasks.size()), after_(rank.tasks.size()) {}
-  void insert_before(size_t index, LoweredTask task) { before_[index].push_back(std::move(task)); }
-  void insert_after(size_t index, LoweredTask task) { after_[index].push_back(std::move(task)); }
+  explicit ListEdit(RankTasks& rank) : rank_(rank) {}
+  void insert_before(size_t index, LoweredTask task) { inserted_.push_back({2 * index, std::move(task)}); }
+  void insert_after(size_t index, LoweredTask task) { inserted_.push_back({2 * index + 1, std::move(task)}); }
   void apply();
 
 private:
+  // A task to insert, and where: 2 * index before the task at index, 2 * index + 1 after it.
+  struct Insertion {
+    size_t place;
+    LoweredTask task;
+  };
   RankTasks& rank_;
-  std::vector<std::vector<LoweredTask>> before_, after_;
+  std::vector<Insertion> inserted_;  // in the order given: one vector for all, not one per place
 };
 
 // A collective of `group` ("allreduce dp4 24MiB", or "push"/"pull" through parameter servers: task_name).
@@ -144,7 +175,9 @@ Task group_collective(const LoweringContext& context, int rank, Stream stream, T
                       double bytes, int stage = -1);
 
 // The passes, in the order build_program runs them.
-RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions);
+// `recycled`: a rank's lists done with, whose memory the new ones reuse.
+RankTasks lower_compute(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions,
+                        RankTasks recycled = {});
 void lower_tp_collectives(const LoweringContext& context, RankTasks& rank);
 void lower_pipeline_transfers(const LoweringContext& context, RankTasks& rank);
 void lower_parameter_gathers(const LoweringContext& context, RankTasks& rank);
@@ -153,6 +186,7 @@ void lower_dp_sync(LoweringContext& context, RankTasks& rank);
 void lower_optimizer(LoweringContext& context, RankTasks& rank);
 
 // All passes over one rank.
-RankTasks lower_rank(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions);
+RankTasks lower_rank(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions,
+                     RankTasks recycled = {});
 
 }  // namespace simtrain

@@ -84,8 +84,9 @@ Program build_program(const Scenario& scenario, const Workload& workload) {
   program.groups = context.groups.list;
   const auto schedule = pipeline_schedule(scenario);
   Numbering numbering(program);
+  RankTasks lowered;
   for (int rank = 0; rank < program.world_size; ++rank) {
-    RankTasks lowered = lower_rank(context, rank, schedule[context.coords[rank].pp]);
+    lowered = lower_rank(context, rank, schedule[context.coords[rank].pp], std::move(lowered));
     if (rank == 0) numbering.reserve(lowered, program.world_size);
     numbering.add(lowered);
   }
