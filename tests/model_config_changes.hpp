@@ -16,9 +16,26 @@ using ModelChange = std::pair<std::string, std::function<void(ModelConfig&)>>;
 inline std::vector<ModelChange> one_change_per_field(const ModelConfig& model) {
   // Names every field, so it stops compiling when one is added: add the
   // field to to_json(ModelConfig), then a change of it below.
-  [[maybe_unused]] const auto& [name, hidden_size, num_layers, num_attention_heads, num_key_value_heads,
+  [[maybe_unused]] const auto& [name, hidden_size, num_layers, num_attention_heads, num_key_value_heads, head_dim,
                                 intermediate_size, vocab_size, max_position_embeddings, gated_mlp, rms_norm,
-                                linear_bias, learned_position_embeddings, tie_word_embeddings] = model;
+                                linear_bias, learned_position_embeddings, tie_word_embeddings, q_lora_rank,
+                                kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, num_experts,
+                                experts_per_token, moe_intermediate_size, shared_experts,
+                                shared_expert_intermediate_size, first_dense_layers, dense_layers,
+                                moe_layer_step] = model;
+  // The fields that only mean something together, set as a valid whole.
+  const auto latent = [](ModelConfig& m) {
+    m.kv_lora_rank = 128;
+    m.qk_nope_head_dim = 32;
+    m.qk_rope_head_dim = 16;
+    m.v_head_dim = 32;
+    m.linear_bias = false;  // latent attention is read without biases
+  };
+  const auto experts = [](ModelConfig& m) {
+    m.num_experts = 8;
+    m.experts_per_token = 2;
+    m.moe_intermediate_size = m.intermediate_size;
+  };
   return {
       {"name", [](ModelConfig& m) { m.name += " renamed"; }},
       {"hidden_size", [](ModelConfig& m) { m.hidden_size *= 2; }},
@@ -34,6 +51,21 @@ inline std::vector<ModelChange> one_change_per_field(const ModelConfig& model) {
       {"learned_position_embeddings",
        [](ModelConfig& m) { m.learned_position_embeddings = !m.learned_position_embeddings; }},
       {"tie_word_embeddings", [](ModelConfig& m) { m.tie_word_embeddings = !m.tie_word_embeddings; }},
+      {"head_dim", [](ModelConfig& m) { m.head_dim *= 2; }},
+      {"q_lora_rank", [=](ModelConfig& m) { latent(m); m.q_lora_rank = 256; }},
+      {"kv_lora_rank", latent},
+      {"qk_nope_head_dim", [=](ModelConfig& m) { latent(m); m.qk_nope_head_dim = 64; }},
+      {"qk_rope_head_dim", [=](ModelConfig& m) { latent(m); m.qk_rope_head_dim = 32; }},
+      {"v_head_dim", [=](ModelConfig& m) { latent(m); m.v_head_dim = 64; }},
+      {"num_experts", experts},
+      {"experts_per_token", [=](ModelConfig& m) { experts(m); m.experts_per_token = 1; }},
+      {"moe_intermediate_size", [=](ModelConfig& m) { experts(m); m.moe_intermediate_size = 512; }},
+      {"shared_experts", [=](ModelConfig& m) { experts(m); m.shared_experts = 1; }},
+      {"shared_expert_intermediate_size",
+       [=](ModelConfig& m) { experts(m); m.shared_expert_intermediate_size = 1024; }},
+      {"first_dense_layers", [=](ModelConfig& m) { experts(m); m.first_dense_layers = 1; }},
+      {"dense_layers", [=](ModelConfig& m) { experts(m); m.dense_layers = {0, 3}; }},
+      {"moe_layer_step", [=](ModelConfig& m) { experts(m); m.moe_layer_step = 2; }},
   };
 }
 

@@ -1,5 +1,7 @@
-// Collective plans (NCCL's ring and double binary tree) and the fabric's paths.
+// Collective plans (NCCL's ring, double binary tree and all-to-all) and the fabric's paths.
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "sim/network/collective_plan.hpp"
 #include "sim/network/fabric.hpp"
@@ -76,4 +78,30 @@ TEST(CollectivePlan, DoubleBinaryTreeSendsHalfTheBufferEachWayOnEveryEdge) {
   // Latency-bound small messages go to the tree, bandwidth-bound large ones to the ring.
   EXPECT_EQ(choose_allreduce_algorithm(ranks, 4096, f), Algorithm::tree);
   EXPECT_EQ(choose_allreduce_algorithm(ranks, 4e9, f), Algorithm::ring);
+}
+
+// Every rank sends 1/n of its buffer to each other rank, all at once: (n-1)/n
+// of it leaves each rank and as much arrives, in one step's latency.
+TEST(CollectivePlan, AllToAllSendsEachPeerItsShareAtOnce) {
+  const Fabric f(superpod(), 128);
+  const std::vector<int> ranks = {0, 1, 2, 3, 8, 9, 10, 11};  // two nodes, four GPUs each
+  const int n = static_cast<int>(ranks.size());
+  const double bytes = 1e9;
+  const CollectivePlan plan = plan_collective(TaskKind::ALLTOALL, ranks, bytes, 2, Algorithm::tree, f);
+  EXPECT_EQ(plan.algorithm, Algorithm::pairwise);  // whatever the all-reduce's algorithm
+  ASSERT_EQ(plan.flows.size(), size_t(n * (n - 1)));
+  std::map<int, double> sent, received;
+  for (const Flow& flow : plan.flows) {
+    EXPECT_NE(flow.src, flow.dst);
+    EXPECT_DOUBLE_EQ(flow.bytes, 2 * bytes / n);
+    sent[flow.src] += flow.bytes;
+    received[flow.dst] += flow.bytes;
+  }
+  for (int rank : ranks) {
+    EXPECT_DOUBLE_EQ(sent[rank], 2 * (n - 1.0) / n * bytes) << rank;
+    EXPECT_DOUBLE_EQ(received[rank], sent[rank]) << rank;
+  }
+  EXPECT_DOUBLE_EQ(plan.step_latency_seconds, f.route_latency_seconds(0, 9));  // across nodes, across rails
+  EXPECT_DOUBLE_EQ(plan.latency_seconds, 2 * plan.step_latency_seconds);
+  EXPECT_EQ(to_string(Algorithm::pairwise), "pairwise");
 }

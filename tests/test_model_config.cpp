@@ -6,6 +6,8 @@
 
 #include "model_config_changes.hpp"
 #include "sim/base/embedded_files.hpp"
+#include "sim/base/input_error.hpp"
+#include "sim/base/json_fields.hpp"
 #include "sim/scenario/model_config.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -59,6 +61,127 @@ TEST(ModelConfigJson, NoTableSizeIsLeftOut) {
   model.max_position_embeddings = 0;  // rotary positions: no table
   EXPECT_FALSE(to_json(model).contains("max_position_embeddings"));
   EXPECT_EQ(read_back(model), model);
+}
+
+// ---- the experts' and latent attention's fields of a config.json ----------
+
+// A Llama-like config.json (4 layers) with `fields` added.
+nlohmann::json config_with(const nlohmann::json& fields) {
+  nlohmann::json config = {{"model_type", "llama"}, {"hidden_size", 512},     {"num_hidden_layers", 4},
+                           {"num_attention_heads", 8}, {"vocab_size", 1000},  {"intermediate_size", 1024},
+                           {"hidden_act", "silu"},   {"rms_norm_eps", 1e-6}, {"tie_word_embeddings", false}};
+  config.update(fields);
+  return config;
+}
+
+ModelConfig read_config(const nlohmann::json& fields = nlohmann::json::object()) {
+  return parse_model(config_with(fields), "config.json", "", /*strict=*/false);
+}
+
+// The InputError's message reading `fields`.
+std::string error_reading(const nlohmann::json& fields) {
+  try {
+    read_config(fields);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError reading " << fields.dump();
+  return "";
+}
+
+TEST(ModelConfigExperts, EachFamilysSpellingGivesTheExperts) {
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    const ModelConfig m = read_config({{key, 8}, {"num_experts_per_tok", 2}});
+    EXPECT_EQ(m.num_experts, 8) << key;
+    EXPECT_EQ(m.experts_per_token, 2) << key;
+    EXPECT_EQ(m.moe_intermediate_size, 1024) << key;  // intermediate_size, as Mixtral's are
+    EXPECT_EQ(m.moe_layer_count(), 4) << key;
+  }
+  EXPECT_EQ(read_config().moe_layer_count(), 0);
+}
+
+TEST(ModelConfigExperts, DenseLayersAsDeepSeekAndQwenPlaceThem) {
+  const nlohmann::json moe = {{"num_experts", 8}, {"num_experts_per_tok", 2}};
+  nlohmann::json deepseek = moe, qwen_list = moe, qwen_step = moe, both = moe;
+  deepseek["first_k_dense_replace"] = 3;       // layers 0-2 dense
+  qwen_list["mlp_only_layers"] = {1, 3, 3};    // layers 1 and 3 dense
+  qwen_step["decoder_sparse_step"] = 2;        // layers 1 and 3 MoE
+  both["first_k_dense_replace"] = 2;
+  both["decoder_sparse_step"] = 2;
+  both["mlp_only_layers"] = {0, 3};            // layer 3 of 2..3 with index + 1 even: none left
+  EXPECT_EQ(read_config(deepseek).moe_layer_count(), 1);
+  EXPECT_EQ(read_config(qwen_list).moe_layer_count(), 2);
+  EXPECT_EQ(read_config(qwen_step).moe_layer_count(), 2);
+  EXPECT_EQ(read_config(both).moe_layer_count(), 0);
+}
+
+TEST(ModelConfigExperts, HeadDimIsReadWhereItIsNotHiddenOverHeads) {
+  EXPECT_EQ(read_config().head_dim, 64);
+  EXPECT_EQ(read_config({{"head_dim", 128}}).head_dim, 128);
+  // GPT-OSS: 64 heads of 64 on a hidden size of 2880, not of 45.
+  EXPECT_EQ(read_config({{"hidden_size", 2880}, {"num_attention_heads", 64}, {"head_dim", 64}}).head_dim, 64);
+  // hidden_size need not split into the heads when head_dim is given.
+  EXPECT_EQ(read_config({{"hidden_size", 1004}, {"head_dim", 128}}).head_dim, 128);
+  EXPECT_EQ(error_reading({{"hidden_size", 1004}}),
+            "config.json: num_attention_heads: must divide hidden_size (1004) unless head_dim is given");
+}
+
+TEST(ModelConfigExperts, InconsistentFieldsNameTheFileTheFieldAndWhy) {
+  const auto moe = [](const nlohmann::json& more) {
+    nlohmann::json fields = {{"n_routed_experts", 8}, {"num_experts_per_tok", 2}};
+    fields.update(more);
+    return fields;
+  };
+  EXPECT_EQ(error_reading({{"num_local_experts", 8}, {"num_experts_per_tok", 9}}),
+            "config.json: num_experts_per_tok: must be at most num_local_experts (8), got 9");
+  EXPECT_EQ(error_reading({{"num_experts", 8}}),
+            "config.json: num_experts_per_tok: missing: a model with experts (num_experts) routes each token to "
+            "this many");
+  EXPECT_EQ(error_reading({{"num_experts_per_tok", 2}}),
+            "config.json: num_experts_per_tok: given without the number of experts (num_local_experts, "
+            "num_experts or n_routed_experts)");
+  EXPECT_EQ(error_reading({{"first_k_dense_replace", 1}}),
+            "config.json: first_k_dense_replace: given without the number of experts (num_local_experts, "
+            "num_experts or n_routed_experts)");
+  EXPECT_EQ(error_reading(moe({{"num_experts", 8}})),
+            "config.json: n_routed_experts: gives the number of experts again (num_experts does): give one");
+  EXPECT_EQ(error_reading(moe({{"n_shared_experts", 1}, {"shared_expert_intermediate_size", 512}})),
+            "config.json: shared_expert_intermediate_size: given with n_shared_experts: give DeepSeek's shared "
+            "experts or Qwen2-MoE's, not both");
+  EXPECT_EQ(error_reading(moe({{"first_k_dense_replace", 5}})),
+            "config.json: first_k_dense_replace: must be at most num_hidden_layers (4), got 5");
+  EXPECT_EQ(error_reading(moe({{"mlp_only_layers", {0, 4}}})),
+            "config.json: mlp_only_layers: expected a list of layer indices from 0 to 3, got [0,4]");
+  EXPECT_EQ(error_reading(moe({{"moe_layer_freq", 2}})),
+            "config.json: moe_layer_freq: only 1 is read (every layer from first_k_dense_replace on is MoE), got 2");
+}
+
+TEST(ModelConfigExperts, LatentAttentionNeedsEveryHeadWidth) {
+  const nlohmann::json latent = {{"kv_lora_rank", 128}, {"qk_nope_head_dim", 32}, {"qk_rope_head_dim", 16},
+                                 {"v_head_dim", 32}};
+  const ModelConfig m = read_config(latent);
+  EXPECT_TRUE(m.has_latent_attention());
+  EXPECT_EQ(m.q_lora_rank, 0);  // null or absent (DeepSeek-V2-Lite): a plain query projection
+  nlohmann::json without_v = latent;
+  without_v.erase("v_head_dim");
+  EXPECT_EQ(error_reading(without_v),
+            "config.json: v_head_dim: missing: multi-head latent attention (kv_lora_rank) needs it");
+  EXPECT_EQ(error_reading({{"q_lora_rank", 1536}}),
+            "config.json: q_lora_rank: given without kv_lora_rank (multi-head latent attention)");
+  nlohmann::json with_bias = latent;
+  with_bias["attention_bias"] = true;
+  EXPECT_EQ(error_reading(with_bias),
+            "config.json: kv_lora_rank: multi-head latent attention is read without biases (DeepSeek's "
+            "attention_bias is false), but the model has linear biases");
+}
+
+TEST(ModelConfigExperts, ShippedMoeModelsReadBackEqual) {
+  for (const char* name : {"mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3"}) {
+    const std::string path = std::string(SIMTRAIN_SOURCE_DIR) + "/scenarios/models/" + name + ".json";
+    const ModelConfig model = parse_model(read_json_file(path), path, "", /*strict=*/false);
+    EXPECT_TRUE(model.has_experts()) << name;
+    EXPECT_EQ(read_back(model), model) << name << ": " << to_json(model).dump();
+  }
 }
 
 }  // namespace

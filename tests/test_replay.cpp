@@ -179,6 +179,36 @@ TEST(Replay, LoneRingAllReduceAroundATorusRingMatchesTheClosedForm) {
   }
 }
 
+// A lone all-to-all: (n-1)/n of every rank's buffer S leaves over the
+// rank's own links, so t = (n-1)/n S / B + latency and nccl-tests' busbw,
+// (n-1)/n S / t, is the per-rank bandwidth B; across nodes the chunks for
+// the rank's own node and for the others leave over different links.
+TEST(Replay, LoneAllToAllMatchesTheClosedForm) {
+  const double bytes = 256e6;
+  const auto replayed = [&](const Topology& topology, int n) {
+    const Timeline t = replay(lone_collective(n, TaskKind::ALLTOALL, bytes, CommDim::dp), Fabric(topology, n), {}, {});
+    EXPECT_EQ(t.flows, static_cast<uint64_t>(n * (n - 1))) << "n" << n;
+    return t.step_seconds;
+  };
+  Topology node = one_gpu_per_node(50, 2e-6);
+  node.gpus_per_node = 8;
+  node.nics_per_node = 8;
+  node.nvlink_bytes_per_second = 450e9;
+  node.nvlink_latency_seconds = 1e-6;
+  // One node: every chunk crosses the GPU's NVSwitch port, two NVLink hops.
+  EXPECT_NEAR(replayed(node, 8) / (7.0 / 8 * bytes / 450e9 + 2e-6), 1.0, 0.01);
+  // Two nodes: a rank's 7 chunks for its own node take NVLink, the 8 for the
+  // other node its NIC (two NIC hops, crossing rails through the leaves,
+  // which are as wide as the NICs under them), the slower.
+  node.nodes_per_unit = 2;
+  const double two_nodes_seconds = std::max(7.0 / 16 * bytes / 450e9, 8.0 / 16 * bytes / 50e9) + 4e-6;
+  EXPECT_NEAR(replayed(node, 16) / two_nodes_seconds, 1.0, 0.01);
+  // One GPU a node: everything over the NIC.
+  for (int n : {2, 4, 8})
+    EXPECT_NEAR(replayed(one_gpu_per_node(25, 2e-6), n) / ((n - 1.0) / n * bytes / 25e9 + 4e-6), 1.0, 0.01)
+        << "n" << n;
+}
+
 TEST(Replay, IsolatedTensorParallelGroupsUseTheSameClosedFormWithoutFlows) {
   Topology node = one_gpu_per_node(25, 2e-6);
   node.gpus_per_node = 8;

@@ -28,6 +28,7 @@ Scenario gpt(int64_t hidden, int64_t layers, int64_t heads, int64_t tp, int64_t 
                     .num_layers = layers,
                     .num_attention_heads = heads,
                     .num_key_value_heads = heads,
+                    .head_dim = hidden / heads,
                     .intermediate_size = 4 * hidden,
                     .vocab_size = 51200,
                     .max_position_embeddings = 2048};
@@ -51,6 +52,7 @@ Scenario llama(int64_t kv_heads, int64_t ffn, int64_t vocab) {
                     .num_layers = 32,
                     .num_attention_heads = 32,
                     .num_key_value_heads = kv_heads,
+                    .head_dim = 128,
                     .intermediate_size = ffn,
                     .vocab_size = vocab,
                     .max_position_embeddings = 4096,

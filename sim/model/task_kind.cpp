@@ -3,8 +3,8 @@
 namespace simtrain {
 
 std::string to_string(TaskKind kind) {
-  static const char* names[] = {"F",    "B",    "W",         "R",             "OPT",       "SEND",
-                                "RECV", "ALLREDUCE", "REDUCESCATTER", "ALLGATHER", "COMPRESS", "DECOMPRESS"};
+  static const char* names[] = {"F", "B", "W", "R", "OPT", "SEND", "RECV", "ALLREDUCE", "REDUCESCATTER",
+                                "ALLGATHER", "COMPRESS", "DECOMPRESS", "ALLTOALL"};
   return names[static_cast<int>(kind)];
 }
 
@@ -18,7 +18,8 @@ bool is_model_pass(TaskKind kind) {
 }
 
 bool is_collective(TaskKind kind) {
-  return kind == TaskKind::ALLREDUCE || kind == TaskKind::REDUCESCATTER || kind == TaskKind::ALLGATHER;
+  return kind == TaskKind::ALLREDUCE || kind == TaskKind::REDUCESCATTER || kind == TaskKind::ALLGATHER ||
+         kind == TaskKind::ALLTOALL;
 }
 
 }  // namespace simtrain

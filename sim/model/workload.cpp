@@ -93,7 +93,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .batch = scenario.training.micro_batch_size,
       .seq = scenario.training.seq_length,
       .hidden = model.hidden_size,
-      .head_dim = model.head_dim(),
+      .head_dim = model.head_dim,
       .heads = split(model.num_attention_heads, "num_attention_heads"),
       .kv_heads = split(model.num_key_value_heads, "num_key_value_heads"),
       .ffn = split(model.intermediate_size, "intermediate_size"),

@@ -6,7 +6,14 @@
 
 namespace simtrain {
 
-std::string to_string(Algorithm algorithm) { return algorithm == Algorithm::ring ? "ring" : "tree"; }
+std::string to_string(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::pairwise: return "pairwise";
+  }
+  return "unknown";
+}
 
 std::optional<Algorithm> parse_allreduce_algorithm(const std::string& text) {
   if (text == "ring") return Algorithm::ring;
@@ -23,6 +30,7 @@ double max_hop_latency(const std::vector<Flow>& flows, const Fabric& fabric) {
 CollectivePlan plan_collective(TaskKind kind, const std::vector<int>& ranks, double bytes, int count,
                                Algorithm algorithm, const Fabric& fabric) {
   if (ranks.size() < 2) return {};
+  if (kind == TaskKind::ALLTOALL) return alltoall_plan(ranks, bytes, count, fabric);
   if (kind == TaskKind::ALLREDUCE && algorithm == Algorithm::tree) return tree_plan(ranks, bytes, count, fabric);
   return ring_plan(kind, ranks, bytes, count, fabric);
 }

@@ -1,6 +1,7 @@
 #pragma once
-// How NCCL moves a collective's bytes: the flows of a ring or of a double
-// binary tree over a group's ranks, with the latency the algorithm adds.
+// How NCCL moves a collective's bytes: the flows of a ring, of a double
+// binary tree or of an all-to-all's pairwise exchange over a group's ranks,
+// with the latency the algorithm adds.
 // The SimGrid replay sends these flows over the topology's links; a closed
 // form evaluates them where no other traffic shares those links.
 #include <string>
@@ -25,8 +26,11 @@ struct CollectivePlan {
 };
 
 // `count` back-to-back collectives of `bytes` each over `ranks` (ring order).
-// Reduce-scatter and all-gather always use the ring, as NCCL does; all-reduce
-// uses `algorithm`.
+// Reduce-scatter and all-gather always use the ring, as NCCL does, and
+// all-to-all the pairwise exchange; all-reduce uses `algorithm`. `bytes` is
+// what each rank holds: the buffer of an all-reduce, the input of a
+// reduce-scatter, the output of an all-gather, the send buffer of an
+// all-to-all.
 CollectivePlan plan_collective(TaskKind kind, const std::vector<int>& ranks, double bytes, int count,
                                Algorithm algorithm, const Fabric& fabric);
 
@@ -46,9 +50,11 @@ std::vector<std::pair<int, double>> link_loads(const CollectivePlan& plan, const
 double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric);
 
 // The algorithms, one file each (ring_collective.cpp, tree_collective.cpp,
-// parameter_server_collective.cpp), over the declarations above.
+// alltoall_collective.cpp, parameter_server_collective.cpp), over the
+// declarations above.
 CollectivePlan ring_plan(TaskKind kind, const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
 CollectivePlan tree_plan(const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
+CollectivePlan alltoall_plan(const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
 // One step's latency: the slowest route among `flows`.
 double max_hop_latency(const std::vector<Flow>& flows, const Fabric& fabric);
 

@@ -1,10 +1,140 @@
 #include "sim/scenario/model_config.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "sim/base/json_fields.hpp"
 
 namespace simtrain {
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+int64_t even_head_dim(const ModelConfig& m) { return m.hidden_size / m.num_attention_heads; }
+
+// Fields that mean nothing without `what`, read already (so that strict mode
+// knows them): the first one given is refused.
+void refuse_without(const JsonFields& f, std::initializer_list<std::pair<const char*, bool>> given,
+                    const std::string& what) {
+  for (const auto& [key, is_given] : given)
+    if (is_given) f.fail(key, "given without " + what);
+}
+
+// DeepSeek's multi-head latent attention; its absence leaves every field 0.
+void parse_latent_attention(JsonFields& f, ModelConfig& m) {
+  const std::optional<int64_t> kv_rank = f.integer("kv_lora_rank");
+  const std::optional<int64_t> q_rank = f.integer("q_lora_rank");  // null in DeepSeek-V2-Lite: no query latent
+  const std::optional<int64_t> nope = f.integer("qk_nope_head_dim");
+  const std::optional<int64_t> rope = f.integer("qk_rope_head_dim");
+  const std::optional<int64_t> v = f.integer("v_head_dim");
+  if (!kv_rank) {
+    refuse_without(f,
+                   {{"q_lora_rank", bool(q_rank)}, {"qk_nope_head_dim", bool(nope)},
+                    {"qk_rope_head_dim", bool(rope)}, {"v_head_dim", bool(v)}},
+                   "kv_lora_rank (multi-head latent attention)");
+    return;
+  }
+  auto need = [&](const std::optional<int64_t>& value, const std::string& key) {
+    if (!value) f.fail(key, "missing: multi-head latent attention (kv_lora_rank) needs it");
+    return *value;
+  };
+  m.kv_lora_rank = *kv_rank;
+  m.q_lora_rank = q_rank.value_or(0);
+  m.qk_nope_head_dim = need(nope, "qk_nope_head_dim");
+  m.qk_rope_head_dim = need(rope, "qk_rope_head_dim");
+  m.v_head_dim = need(v, "v_head_dim");
+  if (m.linear_bias)
+    f.fail("kv_lora_rank", "multi-head latent attention is read without biases (DeepSeek's attention_bias is false), "
+                           "but the model has linear biases");
+}
+
+// Layer indices of mlp_only_layers, each in [0, layers).
+std::vector<int64_t> parse_layer_list(JsonFields& f, const std::string& key, int64_t layers) {
+  const nlohmann::json& list = f.raw(key);
+  const std::string expected = "expected a list of layer indices from 0 to " + str(layers - 1) + ", got ";
+  if (!list.is_array()) f.fail(key, expected + list.dump());
+  std::vector<int64_t> indices;
+  for (const nlohmann::json& index : list) {
+    if (!index.is_number_integer() || index.get<int64_t>() < 0 || index.get<int64_t>() >= layers)
+      f.fail(key, expected + list.dump());
+    indices.push_back(index.get<int64_t>());
+  }
+  return indices;
+}
+
+// The experts, as Mixtral (num_local_experts), Qwen (num_experts) and
+// DeepSeek (n_routed_experts) spell them.
+void parse_experts(JsonFields& f, ModelConfig& m) {
+  std::string experts_key;
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"})
+    if (const std::optional<int64_t> experts = f.integer(key)) {
+      if (!experts_key.empty()) f.fail(key, "gives the number of experts again (" + experts_key + " does): give one");
+      experts_key = key;
+      m.num_experts = *experts;
+    }
+  const std::optional<int64_t> top_k = f.integer("num_experts_per_tok");
+  const std::optional<int64_t> expert_width = f.integer("moe_intermediate_size");
+  const std::optional<int64_t> shared = f.integer("n_shared_experts", 0);
+  const std::optional<int64_t> shared_width = f.integer("shared_expert_intermediate_size", 0);
+  const std::optional<int64_t> first_dense = f.integer("first_k_dense_replace", 0);
+  const std::optional<int64_t> step = f.integer("decoder_sparse_step");
+  const std::optional<int64_t> layer_freq = f.integer("moe_layer_freq");
+  const bool dense_list = f.has("mlp_only_layers");
+  if (!m.has_experts()) {
+    refuse_without(f,
+                   {{"num_experts_per_tok", bool(top_k)},
+                    {"moe_intermediate_size", bool(expert_width)},
+                    {"n_shared_experts", bool(shared)},
+                    {"shared_expert_intermediate_size", bool(shared_width)},
+                    {"first_k_dense_replace", bool(first_dense)},
+                    {"decoder_sparse_step", bool(step)},
+                    {"moe_layer_freq", bool(layer_freq)},
+                    {"mlp_only_layers", dense_list}},
+                   "the number of experts (num_local_experts, num_experts or n_routed_experts)");
+    return;
+  }
+  if (!top_k)
+    f.fail("num_experts_per_tok", "missing: a model with experts (" + experts_key + ") routes each token to this many");
+  if (*top_k > m.num_experts)
+    f.fail("num_experts_per_tok",
+           "must be at most " + experts_key + " (" + str(m.num_experts) + "), got " + str(*top_k));
+  if (shared.value_or(0) && shared_width.value_or(0))
+    f.fail("shared_expert_intermediate_size",
+           "given with n_shared_experts: give DeepSeek's shared experts or Qwen2-MoE's, not both");
+  if (first_dense && *first_dense > m.num_layers)
+    f.fail("first_k_dense_replace",
+           "must be at most num_hidden_layers (" + str(m.num_layers) + "), got " + str(*first_dense));
+  if (layer_freq && *layer_freq != 1)
+    f.fail("moe_layer_freq",
+           "only 1 is read (every layer from first_k_dense_replace on is MoE), got " + str(*layer_freq));
+  m.experts_per_token = *top_k;
+  m.moe_intermediate_size = expert_width.value_or(m.intermediate_size);  // Mixtral's experts are intermediate_size wide
+  m.shared_experts = shared.value_or(0);
+  m.shared_expert_intermediate_size = shared_width.value_or(0);
+  m.first_dense_layers = first_dense.value_or(0);
+  m.moe_layer_step = step.value_or(1);
+  if (dense_list) m.dense_layers = parse_layer_list(f, "mlp_only_layers", m.num_layers);
+}
+
+}  // namespace
+
+// The layers from first_dense_layers on whose index + 1 is a multiple of the
+// step, counted without visiting each, less those dense_layers names.
+int64_t ModelConfig::moe_layer_count() const {
+  if (!has_experts()) return 0;
+  const auto by_position = [&](int64_t layer) {
+    return layer >= first_dense_layers && (layer + 1) % moe_layer_step == 0;
+  };
+  std::vector<int64_t> named = dense_layers;
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  return num_layers / moe_layer_step - first_dense_layers / moe_layer_step -
+         std::count_if(named.begin(), named.end(), by_position);
+}
 
 ModelConfig parse_model(const nlohmann::json& document, const std::string& file, const std::string& path,
                         bool strict) {
@@ -26,6 +156,7 @@ ModelConfig parse_model(const nlohmann::json& document, const std::string& file,
   m.num_layers = need(alias_integer("num_hidden_layers", "n_layer"), "num_hidden_layers");
   m.num_attention_heads = need(alias_integer("num_attention_heads", "n_head"), "num_attention_heads");
   m.num_key_value_heads = f.integer("num_key_value_heads").value_or(m.num_attention_heads);
+  const std::optional<int64_t> head_dim = f.integer("head_dim");
   m.vocab_size = need(f.integer("vocab_size"), "vocab_size");
   m.intermediate_size = alias_integer("intermediate_size", "n_inner").value_or(4 * m.hidden_size);
   m.max_position_embeddings = alias_integer("max_position_embeddings", "n_positions").value_or(0);
@@ -39,12 +170,15 @@ ModelConfig parse_model(const nlohmann::json& document, const std::string& file,
   m.learned_position_embeddings =
       f.choice("position_embedding", {"learned", "rotary"}).value_or(llama_like ? "rotary" : "learned") == "learned";
   m.tie_word_embeddings = f.boolean("tie_word_embeddings").value_or(!llama_like);
+  parse_latent_attention(f, m);
+  parse_experts(f, m);
   if (strict) f.reject_unknown({"model_type"});
 
-  if (m.hidden_size % m.num_attention_heads != 0)
-    f.fail("num_attention_heads", "must divide hidden_size (" + std::to_string(m.hidden_size) + ")");
+  if (!head_dim && m.hidden_size % m.num_attention_heads != 0)
+    f.fail("num_attention_heads", "must divide hidden_size (" + str(m.hidden_size) + ") unless head_dim is given");
   if (m.num_attention_heads % m.num_key_value_heads != 0)
-    f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) + ")");
+    f.fail("num_key_value_heads", "must divide num_attention_heads (" + str(m.num_attention_heads) + ")");
+  m.head_dim = head_dim.value_or(even_head_dim(m));
   return m;
 }
 
@@ -63,6 +197,26 @@ nlohmann::json to_json(const ModelConfig& m) {
                           {"tie_word_embeddings", m.tie_word_embeddings}};
   // 0 stands for "not given", which the parser reads as the field left out (it refuses a 0).
   if (m.max_position_embeddings) model["max_position_embeddings"] = m.max_position_embeddings;
+  // Written only where the file would have to say it, so that the JSON (and
+  // the checkpoint hash made of it) of a model without it stays as it was.
+  if (m.hidden_size % m.num_attention_heads != 0 || m.head_dim != even_head_dim(m)) model["head_dim"] = m.head_dim;
+  if (m.has_latent_attention()) {
+    model["kv_lora_rank"] = m.kv_lora_rank;
+    if (m.q_lora_rank) model["q_lora_rank"] = m.q_lora_rank;
+    model["qk_nope_head_dim"] = m.qk_nope_head_dim;
+    model["qk_rope_head_dim"] = m.qk_rope_head_dim;
+    model["v_head_dim"] = m.v_head_dim;
+  }
+  if (m.has_experts()) {
+    model["num_experts"] = m.num_experts;
+    model["num_experts_per_tok"] = m.experts_per_token;
+    model["moe_intermediate_size"] = m.moe_intermediate_size;
+    if (m.shared_experts) model["n_shared_experts"] = m.shared_experts;
+    if (m.shared_expert_intermediate_size) model["shared_expert_intermediate_size"] = m.shared_expert_intermediate_size;
+    if (m.first_dense_layers) model["first_k_dense_replace"] = m.first_dense_layers;
+    if (!m.dense_layers.empty()) model["mlp_only_layers"] = m.dense_layers;
+    if (m.moe_layer_step != 1) model["decoder_sparse_step"] = m.moe_layer_step;
+  }
   return model;
 }
 

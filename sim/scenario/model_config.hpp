@@ -3,6 +3,7 @@
 // config.json, read from and written back to that JSON.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@ struct ModelConfig {
   int64_t num_layers = 0;
   int64_t num_attention_heads = 0;
   int64_t num_key_value_heads = 0;  // == num_attention_heads unless GQA/MQA
+  int64_t head_dim = 0;             // per head; hidden_size / num_attention_heads unless the file says (Qwen3, GPT-OSS)
   int64_t intermediate_size = 0;    // MLP width (per gate for SwiGLU)
   int64_t vocab_size = 0;
   int64_t max_position_embeddings = 0;  // table size when positions are learned
@@ -22,22 +24,48 @@ struct ModelConfig {
   bool linear_bias = true;              // biases in linear layers (GPT yes, Llama no)
   bool learned_position_embeddings = true;  // GPT: learned table; Llama: rotary (no parameters)
   bool tie_word_embeddings = true;
+
+  // Multi-head latent attention (DeepSeek-V2/V3): keys and values through a
+  // kv_lora_rank-wide latent, queries through a q_lora_rank-wide one (0: a
+  // plain query projection). kv_lora_rank 0: the usual q/k/v projections.
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;  // per head: the query/key part without rotary positions
+  int64_t qk_rope_head_dim = 0;  // ... and the rotary part (its key shared by all heads)
+  int64_t v_head_dim = 0;
+
+  // Mixture of experts (num_experts 0: every layer a dense MLP of intermediate_size).
+  int64_t num_experts = 0;                      // routed experts of an MoE layer
+  int64_t experts_per_token = 0;                // top-k
+  int64_t moe_intermediate_size = 0;            // one routed expert's width (Mixtral: intermediate_size)
+  int64_t shared_experts = 0;                   // DeepSeek: experts every token uses, moe_intermediate_size wide
+  int64_t shared_expert_intermediate_size = 0;  // Qwen2-MoE: one gated shared expert this wide
+  // Which layers are MoE: all but the first first_dense_layers, those in
+  // dense_layers, and those whose (index + 1) is no multiple of moe_layer_step.
+  int64_t first_dense_layers = 0;     // DeepSeek's first_k_dense_replace
+  std::vector<int64_t> dense_layers;  // Qwen's mlp_only_layers (0-based)
+  int64_t moe_layer_step = 1;         // Qwen's decoder_sparse_step
   // A field added here is written by to_json too (tests/test_model_config.cpp stops compiling until it is).
 
-  int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  bool has_experts() const { return num_experts > 0; }
+  int64_t moe_layer_count() const;
+  bool has_latent_attention() const { return kv_lora_rank > 0; }
   bool operator==(const ModelConfig&) const = default;
 };
 
 // Reads a scenario's model object, or a Hugging Face config.json (with its
-// GPT-2 aliases n_embd, n_layer, ...). `path` prefixes field names in
-// messages ("model.", or "" for a file of its own); `strict` refuses fields
-// simtrain does not read (a config.json is read leniently: it carries many).
-// Throws InputError naming `file`, field and reason.
+// GPT-2 aliases n_embd, n_layer, ..., and the experts' spellings of Mixtral,
+// Qwen and DeepSeek). `path` prefixes field names in messages ("model.", or
+// "" for a file of its own); `strict` refuses fields simtrain does not read
+// (a config.json is read leniently: it carries many). Throws InputError
+// naming `file`, field and reason.
 ModelConfig parse_model(const nlohmann::json& document, const std::string& file, const std::string& path, bool strict);
 
 // The model as a scenario's model object, every field explicit, in the keys
 // parse_model reads (max_position_embeddings only where there is a table
-// size): parse_model reads it back to an equal ModelConfig.
+// size, head_dim only where it is not hidden_size / num_attention_heads, the
+// attention latents and experts only where the model has them): parse_model
+// reads it back to an equal ModelConfig.
 nlohmann::json to_json(const ModelConfig& model);
 
 }  // namespace simtrain

@@ -63,7 +63,9 @@ void check_limits(const Scenario& s, const std::string& file) {
   const ModelConfig& m = s.model;
   const double hidden = static_cast<double>(m.hidden_size);
   const std::pair<double, const char*> widths[] = {
-      {hidden + 2.0 * static_cast<double>(m.num_key_value_heads * m.head_dim()), "query/key/value width"},
+      {(static_cast<double>(m.num_attention_heads) + 2.0 * static_cast<double>(m.num_key_value_heads)) *
+           static_cast<double>(m.head_dim),
+       "query/key/value width"},
       {(m.gated_mlp ? 2.0 : 1.0) * static_cast<double>(m.intermediate_size),
        m.gated_mlp ? "2 x intermediate_size" : "intermediate_size"},
       {static_cast<double>(m.vocab_size), "vocab_size"}};
