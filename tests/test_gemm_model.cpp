@@ -50,7 +50,7 @@ TEST(GemmModel, OneTileMoreThanAWaveCostsAWholeWave) {
     EXPECT_EQ(more.tiles, gpu.sm_count + full.m / 128) << gpu.name;
     EXPECT_EQ(more.waves, 2) << gpu.name;
     EXPECT_GT(one.compute_seconds, one.memory_seconds) << gpu.name;
-    EXPECT_DOUBLE_EQ(more.seconds, 2 * one.seconds) << gpu.name;
+    EXPECT_DOUBLE_EQ(more.compute_seconds, 2 * one.compute_seconds) << gpu.name;
   }
 }
 
@@ -109,7 +109,8 @@ TEST(GemmModel, MoreWorkIsNeverFaster) {
 TEST(GemmModel, ALargeSquareGemmReachesTheSustainedClock) {
   for (const GpuSpec& gpu : builtin_gpus()) {
     const double sustained = gpu.sustained_tensor_clock_hz / gpu.tensor_clock_hz;
-    const double e = efficiency(gpu, {16384, 16384, 16384});
+    const GemmShape square{16384, 16384, 16384};
+    const double e = flops(square) / time_of(gpu, square).compute_seconds / gpu.peak_bf16_flops;  // the tile model alone
     EXPECT_LE(e, sustained) << gpu.name;
     EXPECT_GE(e, 0.95 * sustained) << gpu.name;
   }
@@ -124,12 +125,32 @@ TEST(GemmModel, ReproducesTheMeasuredMaximumAchievableMatmulFlops) {
   EXPECT_NEAR(flops(h100_best) / time_of(builtin("H100-SXM"), h100_best).seconds / 1e12, 792.1, 792.1 * 0.001);
 }
 
-TEST(GemmModel, Fp8RunsAtTwiceTheBf16RateWhereComputeBound) {
+TEST(GemmModel, Fp8RunsAtItsMeasuredRateOverBf16sWhereComputeBound) {
   const GpuSpec& h100 = builtin("H100-SXM");
   const GemmShape large{16384, 16384, 16384};
   const double ratio = time_of(h100, large, Dtype::bf16).seconds / time_of(h100, large, Dtype::fp8).seconds;
-  EXPECT_NEAR(ratio, h100.peak_fp8_flops / h100.peak_bf16_flops, 0.05);
-  EXPECT_NEAR(ratio, 2, 0.05);
+  EXPECT_NEAR(ratio, h100.achievable_matmul_fp8_flops / h100.achievable_matmul_bf16_flops, 1e-9);
+}
+
+// A100: the model alone gives whole-wave, long-K shapes more than the
+// measured best GEMM (267.9 TFLOP/s); the measurement bounds them.
+TEST(GemmModel, NoShapeRunsFasterThanTheMeasuredMaximum) {
+  for (const GpuSpec& gpu : builtin_gpus())
+    for (const Dtype dtype : {Dtype::bf16, Dtype::fp8}) {
+      const double achievable =
+          dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0 ? gpu.achievable_matmul_fp8_flops : gpu.achievable_matmul_bf16_flops;
+      for (const GemmShape shape : {GemmShape{6144, 2304, 8192}, GemmShape{16384, 16384, 16384}, GemmShape{8192, 6912, 2304}})
+        EXPECT_LE(flops(shape) / time_of(gpu, shape, dtype).seconds, achievable * (1 + 1e-12)) << gpu.name;
+    }
+  const GpuSpec& a100 = builtin("A100-80GB");
+  const GemmShape whole_waves{6144, 2304, 8192};  // 864 tiles of 128x128: 8 waves of 108
+  const GemmTime t = time_of(a100, whole_waves);
+  EXPECT_GT(flops(whole_waves) / t.compute_seconds, a100.achievable_matmul_bf16_flops);
+  EXPECT_DOUBLE_EQ(t.seconds, flops(whole_waves) / a100.achievable_matmul_bf16_flops);
+  // fp8 is bounded by its own measurement (73 % of the fp8 peak on H200, 80 % for bf16).
+  const GpuSpec& h200 = builtin("H200");
+  const GemmShape large{16384, 16384, 16384};
+  EXPECT_DOUBLE_EQ(time_of(h200, large, Dtype::fp8).seconds, flops(large) / h200.achievable_matmul_fp8_flops);
 }
 
 TEST(RooflineModel, TimesGemmOpsWithTheGemmModel) {

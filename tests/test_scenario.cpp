@@ -237,6 +237,12 @@ const BadCase bad_cases[] = {
        s["cluster"]["gpu"]["sustained_tensor_clock_MHz"] = 2000;
      },
      "cluster.gpu.sustained_tensor_clock_MHz", "must be at most tensor_clock_MHz (1830), got 2000"},
+    {"custom_gpu_achieving_more_than_its_peak",
+     [](json& s) {
+       s["cluster"]["gpu"] = custom_gpu();
+       s["cluster"]["gpu"]["achievable_matmul_bf16_tflops"] = 1000;
+     },
+     "cluster.gpu.achievable_matmul_bf16_tflops", "must be at most peak_bf16_tflops (989), got 1000"},
     {"unknown_topology", [](json& s) { s["cluster"]["topology"] = "my-cluster"; }, "cluster.topology",
      "unknown topology 'my-cluster' (built in: dgx-a100-superpod, dgx-h100-superpod"},
     {"fp8_on_a100",
@@ -245,6 +251,14 @@ const BadCase bad_cases[] = {
        s["training"]["dtype"] = "fp8";
      },
      "training.dtype", "fp8 is not supported by GPU A100-80GB"},
+    {"fp8_recipe_without_fp8", [](json& s) { s["training"]["fp8_recipe"] = "tensorwise"; }, "training.fp8_recipe",
+     "is for fp8 training (training.dtype \"fp8\"), got dtype bf16"},
+    {"fp8_recipe_unknown",
+     [](json& s) {
+       s["training"]["dtype"] = "fp8";
+       s["training"]["fp8_recipe"] = "mxfp8";
+     },
+     "training.fp8_recipe", "mxfp8"},
     {"grad_reduce_in_bf16_not_a_boolean", [](json& s) { s["parallelism"]["grad_reduce_in_bf16"] = "yes"; },
      "parallelism.grad_reduce_in_bf16", "expected true or false, got \"yes\""},
     {"grad_reduce_in_bf16_with_fp16",

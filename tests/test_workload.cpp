@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/input_error.hpp"
+#include "sim/model/cost_model.hpp"
 #include "sim/model/workload.hpp"
 
 namespace simtrain {
@@ -348,6 +349,34 @@ TEST(Workload, AttentionBackwardIsTwiceForward) {
     EXPECT_DOUBLE_EQ(forward, 4 * s * s * h);
     EXPECT_DOUBLE_EQ(backward, 2 * forward);
   }
+  // FlashAttention's backward executes 2.5 times the forward (it recomputes the scores), counted as 2.
+  const Workload workload = build_workload(scenario);
+  const Op& forward = op_named(workload.layer.forward, "attn");
+  const Op& backward = op_named(workload.layer.backward_input, "attn_grad");
+  EXPECT_DOUBLE_EQ(backward.flops + backward.uncounted_flops, 2.5 * forward.flops);
+  const RooflineModel roofline(scenario.cluster.gpu);
+  EXPECT_DOUBLE_EQ(roofline.op_time(backward, Dtype::bf16).seconds, 2.5 * roofline.op_time(forward, Dtype::bf16).seconds);
+}
+
+TEST(Workload, Fp8CurrentScalingReadsEachCastTensorOnceMore) {
+  Scenario scenario = llama3_8b();
+  scenario.training.dtype = Dtype::fp8;
+  const Workload delayed = build_workload(scenario);
+  scenario.training.fp8_recipe = Fp8Recipe::tensorwise;
+  const Workload current = build_workload(scenario);
+  const double tokens = 4096, h = 4096, q = 32 * 128, ffn = 14336;
+  // The amax pass reads the bf16 tensor before the cast reads it again.
+  EXPECT_DOUBLE_EQ(op_named(current.layer.forward, "fc2_input_cast").bytes, tokens * ffn * (2 + 2 + 2));
+  EXPECT_DOUBLE_EQ(op_named(delayed.layer.forward, "fc2_input_cast").bytes, tokens * ffn * (2 + 2));
+  EXPECT_DOUBLE_EQ(op_named(current.layer.forward, "proj_input_cast").bytes, tokens * q * (2 + 2 + 2));
+  // The norm writes bf16; the linear after it casts.
+  EXPECT_DOUBLE_EQ(op_named(current.layer.forward, "ln1").bytes, tokens * h * (2 + 2));
+  EXPECT_DOUBLE_EQ(op_named(current.layer.forward, "qkv_input_cast").bytes, tokens * h * (2 + 2 + 2));
+  EXPECT_FALSE(has_op(delayed.layer.forward, "qkv_input_cast"));
+  EXPECT_FALSE(has_op(current.layer.backward_weight, "qkv_input_transpose"));  // the cast wrote the transpose
+  EXPECT_DOUBLE_EQ(op_named(current.layer.backward_input, "fc1_grad_cast").bytes, tokens * 2 * ffn * (2 + 2 + 2));
+  for (auto pass : {&UnitWork::forward, &UnitWork::backward_input, &UnitWork::backward_weight})
+    EXPECT_DOUBLE_EQ((current.layer.*pass).flops(), (delayed.layer.*pass).flops());
 }
 
 TEST(Workload, MemoryBoundOpsCarryNoFlops) {
