@@ -7,7 +7,15 @@ namespace simtrain {
 
 namespace {
 constexpr double GiB = 1024.0 * 1024 * 1024;
+
+// A figure that cannot exceed another of the same GPU (a sustained clock, an achievable rate).
+void require_at_most(JsonFields& fields, const std::string& key, double value, const std::string& limit_key,
+                     double limit) {
+  if (value > limit)
+    fields.fail(key, "must be at most " + limit_key + " (" + fields.raw(limit_key).dump() + "), got " +
+                         fields.raw(key).dump());
 }
+}  // namespace
 
 // Spec-sheet figures (dense tensor-core peaks): bf16, HBM and memory as in
 // tests/validation/hardware.json; fp8 from NVIDIA's H100 and H200 datasheets.
@@ -61,20 +69,14 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
   gpu.sm_count = int(fields.required_integer("sm_count", 1));
   gpu.tensor_clock_hz = fields.required_number("tensor_clock_MHz", 1) * 1e6;
   gpu.sustained_tensor_clock_hz = fields.required_number("sustained_tensor_clock_MHz", 1) * 1e6;
-  if (gpu.sustained_tensor_clock_hz > gpu.tensor_clock_hz)
-    fields.fail("sustained_tensor_clock_MHz", "must be at most tensor_clock_MHz (" +
-                                                  fields.raw("tensor_clock_MHz").dump() + "), got " +
-                                                  fields.raw("sustained_tensor_clock_MHz").dump());
+  require_at_most(fields, "sustained_tensor_clock_MHz", gpu.sustained_tensor_clock_hz, "tensor_clock_MHz",
+                  gpu.tensor_clock_hz);
   gpu.achievable_matmul_bf16_flops = fields.number("achievable_matmul_bf16_tflops", 1e-3).value_or(0) * 1e12;
   gpu.achievable_matmul_fp8_flops = fields.number("achievable_matmul_fp8_tflops", 1e-3).value_or(0) * 1e12;
-  if (gpu.achievable_matmul_bf16_flops > gpu.peak_bf16_flops)
-    fields.fail("achievable_matmul_bf16_tflops", "must be at most peak_bf16_tflops (" +
-                                                     fields.raw("peak_bf16_tflops").dump() + "), got " +
-                                                     fields.raw("achievable_matmul_bf16_tflops").dump());
-  if (gpu.achievable_matmul_fp8_flops > gpu.peak_fp8_flops)
-    fields.fail("achievable_matmul_fp8_tflops", "must be at most peak_fp8_tflops (" +
-                                                    fields.raw("peak_fp8_tflops").dump() + "), got " +
-                                                    fields.raw("achievable_matmul_fp8_tflops").dump());
+  require_at_most(fields, "achievable_matmul_bf16_tflops", gpu.achievable_matmul_bf16_flops, "peak_bf16_tflops",
+                  gpu.peak_bf16_flops);
+  require_at_most(fields, "achievable_matmul_fp8_tflops", gpu.achievable_matmul_fp8_flops, "peak_fp8_tflops",
+                  gpu.peak_fp8_flops);
   fields.reject_unknown();
   return gpu;
 }
