@@ -95,6 +95,14 @@ uint64_t LoweringContext::transfer_key(int receiver, int stage, int microbatch, 
   return ((static_cast<uint64_t>(receiver) * stages + stage) * micro_batches + microbatch) * 2 + backward;
 }
 
+int LoweringContext::receiver(uint64_t transfer_key) const {
+  return static_cast<int>(transfer_key / transfer_keys_per_receiver());
+}
+
+uint64_t LoweringContext::with_receiver(uint64_t transfer_key, int receiver) const {
+  return static_cast<uint64_t>(receiver) * transfer_keys_per_receiver() + transfer_key % transfer_keys_per_receiver();
+}
+
 std::vector<ActionSpan> action_spans(const RankTasks& rank) {
   std::vector<ActionSpan> spans(rank.actions.size());
   std::vector<bool> seen(rank.actions.size()), compute_seen(rank.actions.size());

@@ -114,6 +114,9 @@ public:
   // Pairs a transfer's SEND and RECV: one digit per field, as the receiving rank sees it
   // (below 2^63 within sim/base/limits.hpp's task limit).
   uint64_t transfer_key(int receiver, int stage, int microbatch, bool backward) const;
+  // A transfer key's receiving rank, and the same key for another receiver.
+  int receiver(uint64_t transfer_key) const;
+  uint64_t with_receiver(uint64_t transfer_key, int receiver) const;
 
   // The one Work of `key`, made by `make()` the first time it is asked for.
   template <class Make>
@@ -135,6 +138,8 @@ public:
   }
 
 private:
+  uint64_t transfer_keys_per_receiver() const { return static_cast<uint64_t>(stages) * micro_batches * 2; }
+
   std::vector<std::vector<ModelUnit>> stage_units_, reversed_stage_units_;
   std::vector<std::vector<std::vector<ModelUnit>>> gradient_buckets_, forward_buckets_;  // of each stage
   std::unordered_map<std::string, Work> works_;

@@ -8,8 +8,7 @@ class GroupMaker {
 public:
   GroupMaker(const Scenario& scenario, const RankLayout& layout, int servers)
       : s_(scenario), layout_(layout), servers_(servers) {
-    for (std::vector<int>* of_rank : {&g_.tp, &g_.dp, &g_.dp_node, &g_.dp_across, &g_.embedding})
-      of_rank->assign(layout.world_size(), -1);
+    for (auto kind : kGroupKinds) (g_.*kind).assign(layout.world_size(), -1);
   }
 
   CommGroups make() {

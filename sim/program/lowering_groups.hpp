@@ -3,6 +3,7 @@
 // for hierarchical synchronisation, its per-node and across-node parts; or
 // through parameter servers) and the tied-embedding pair, with each rank's
 // group of every kind.
+#include <array>
 #include <vector>
 
 #include "sim/program/program.hpp"
@@ -18,6 +19,10 @@ struct CommGroups {
 
   const Group& operator[](int id) const { return list[id]; }
 };
+
+// Every kind of CommGroups' per-rank ids, for code that treats the kinds alike.
+inline constexpr std::array kGroupKinds = {&CommGroups::tp, &CommGroups::dp, &CommGroups::dp_node,
+                                           &CommGroups::dp_across, &CommGroups::embedding};
 
 // `servers`: the parameter-server hosts data-parallel groups synchronise through (0: none).
 CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers);

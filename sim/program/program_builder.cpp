@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "sim/program/lowering.hpp"
+#include "sim/program/rank_translation.hpp"
 
 namespace simtrain {
 
@@ -30,19 +31,23 @@ public:
     receives_.reserve(sends * scale);
   }
 
-  void add(RankTasks& rank) {
+  // The next rank's list: `rank`'s, or, given a translation, the rank's it translates `rank`'s list to.
+  void add(const RankTasks& rank, const RankTranslation* translation = nullptr) {
     id_of_label_.assign(rank.next_label, -1);
     int id = static_cast<int>(program_.tasks.size());
     for (const LoweredTask& lowered : rank.tasks) id_of_label_[lowered.label] = id++;
-    for (LoweredTask& lowered : rank.tasks) {
-      Task& task = lowered.task;
+    for (const LoweredTask& lowered : rank.tasks) {
+      Task task = translation ? translation->translated(lowered.task) : lowered.task;
+      const bool transfer_task = task.kind == TaskKind::SEND || task.kind == TaskKind::RECV;
+      const uint64_t transfer =
+          translation && transfer_task ? translation->translated_transfer(lowered.transfer) : lowered.transfer;
       deps_.clear();
       for (int label : lowered.deps) deps_.push_back(id_of_label_[label]);
       if (task.kind == TaskKind::RECV) deps_.push_back(kUnlinked);
       if (lowered.work) task.work = work_id(lowered.work);
       const int task_id = program_.add_task(task, deps_);
-      if (task.kind == TaskKind::SEND) sends_[lowered.transfer] = task_id;
-      if (task.kind == TaskKind::RECV) receives_.emplace_back(lowered.transfer, program_.dep_begin[task_id + 1] - 1);
+      if (task.kind == TaskKind::SEND) sends_[transfer] = task_id;
+      if (task.kind == TaskKind::RECV) receives_.emplace_back(transfer, program_.dep_begin[task_id + 1] - 1);
     }
     program_.end_rank();
   }
@@ -71,7 +76,7 @@ private:
 
 }  // namespace
 
-Program build_program(const Scenario& scenario, const Workload& workload) {
+Program build_program(const Scenario& scenario, const Workload& workload, ProgramBuildOptions options) {
   LoweringContext context(scenario, workload);
   Program program;
   program.world_size = context.layout.world_size();
@@ -84,8 +89,14 @@ Program build_program(const Scenario& scenario, const Workload& workload) {
   program.groups = context.groups.list;
   const auto schedule = pipeline_schedule(scenario);
   Numbering numbering(program);
-  RankTasks lowered;
+  RankTasks lowered;  // the last rank lowered in full
   for (int rank = 0; rank < program.world_size; ++rank) {
+    const std::optional<RankTranslation> translation =
+        rank == 0 || options.lower_every_rank ? std::nullopt : RankTranslation::between(context, lowered.rank, rank);
+    if (translation) {
+      numbering.add(lowered, &*translation);
+      continue;
+    }
     lowered = lower_rank(context, rank, schedule[context.coords[rank].pp], std::move(lowered));
     if (rank == 0) numbering.reserve(lowered, program.world_size);
     numbering.add(lowered);

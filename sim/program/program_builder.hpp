@@ -10,6 +10,13 @@
 
 namespace simtrain {
 
-Program build_program(const Scenario& scenario, const Workload& workload);
+struct ProgramBuildOptions {
+  // Lower every rank, rather than the first rank of each pipeline coordinate
+  // and the others as translations of its list (sim/program/rank_translation.hpp):
+  // the same Program, slower; for checking.
+  bool lower_every_rank = false;
+};
+
+Program build_program(const Scenario& scenario, const Workload& workload, ProgramBuildOptions options = {});
 
 }  // namespace simtrain
