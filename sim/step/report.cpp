@@ -47,9 +47,15 @@ int activity_level(const Task& task) {
 // Splits every rank's time, and the communication/compute ratios over them.
 void add_comm_ratios(StepReport& r, const Program& program, const Timeline& timeline) {
   const double n = program.world_size;
+  // A rank whose replica a symmetry-reduced replay let another stand for has that one's times.
+  const std::vector<int>& representative = timeline.representative_of_rank;
+  auto stands_for_itself = [&](int rank) { return representative.empty() || representative[rank] == rank; };
+  r.ranks.resize(program.world_size);
+  for (int rank = 0; rank < program.world_size; ++rank)
+    if (stands_for_itself(rank)) r.ranks[rank] = split_rank_time(program, timeline, rank, r.step_seconds);
   for (int rank = 0; rank < program.world_size; ++rank) {
-    const TimeSplit t = split_rank_time(program, timeline, rank, r.step_seconds);
-    r.ranks.push_back(t);
+    if (!stands_for_itself(rank)) r.ranks[rank] = r.ranks[representative[rank]];
+    const TimeSplit& t = r.ranks[rank];
     if (t.compute_seconds <= 0) continue;
     const double c = t.compute_seconds;
     r.comm_over_compute.tp += t.tp_seconds / c / n;
