@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -370,8 +369,12 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
   for (size_t l = 0; l < links; ++l)
     if (auto it = link_of_colour.find(link_colour[l]); binding_[l] && it != link_of_colour.end())
       canonical[l] = it->second;
-  // n: by canonical link and flow colour, the flows of the full job crossing it.
-  std::map<std::pair<int, uint64_t>, int64_t> crossing;
+  // n: by canonical link and flow colour, the flows of the full job crossing
+  // it (hashed: the lcm and gcd below do not depend on the order).
+  struct LinkAndColourHash {
+    size_t operator()(const std::pair<int, uint64_t>& key) const { return combine(key.second, key.first); }
+  };
+  std::unordered_map<std::pair<int, uint64_t>, int64_t, LinkAndColourHash> crossing;
   for (uint32_t f = 0; f < flows; ++f)
     for (int link : flows_.route(f))
       if (canonical[link] == link) crossing[{link, flow_colour[f]}] += 1;  // never a link that cannot bind
