@@ -143,6 +143,10 @@ SearchCommand::SearchCommand(CLI::App& app) {
   command_->add_option("--price", prices_, "USD per GPU-hour of a GPU type (repeatable)")
       ->type_name("GPU=USD")
       ->allow_extra_args(false);
+  command_->add_option("--tie", tie_percent_,
+                       "rows within this many percent of a better one rank alike (default 1: what one step time "
+                       "cannot tell apart)")
+      ->check(CLI::Range(0.0, 99.0));
   command_->add_option("--jobs", jobs_, "simulations at once (default: all cores)")->check(at_least(1));
   command_->add_option("--round", round_size_, "configurations simulated between two pruning rounds")
       ->check(at_least(1));
@@ -184,6 +188,7 @@ void SearchCommand::run(std::ostream& out, std::ostream& err) const {
   request.objective = objective_named(objective_);
   request.top = top_;
   request.round_size = round_size_;
+  request.tie_fraction = tie_percent_ / 100;
 
   const int jobs = jobs_ > 0 ? jobs_ : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const Distribution distribution = start_distribution(local_simulator(jobs));

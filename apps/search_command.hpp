@@ -24,6 +24,7 @@ private:
   std::vector<std::string> gpu_counts_, gpu_types_, prices_, varied_;  // as given (--gpus, --gpu-types: comma-separated)
   std::string objective_ = "time", csv_path_, json_path_, svg_path_;
   int top_ = 10, jobs_ = 0, round_size_ = 16;
+  double tie_percent_ = 1;
   bool quiet_ = false;
 };
 

@@ -17,6 +17,7 @@
 #include "sim/engine/simulate.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/search/search.hpp"
+#include "sim/search/search_decision.hpp"
 #include "sim/search/search_report.hpp"
 #include "sim/search/step_bound.hpp"
 #include "test_support.hpp"
@@ -200,6 +201,103 @@ TEST(Search, VariesAnyScenarioFieldSuchAsTheBucketSize) {
   EXPECT_EQ(result.rows.size(), 6u);
   EXPECT_EQ(result.counts.duplicates, 2);
   EXPECT_THAT(to_text(result, 0), HasSubstr("ps x2"));
+}
+
+// Figures made up by the test: the step `seconds_of(scenario)`.
+BatchSimulator made_up(std::function<double(const Scenario&)> seconds_of) {
+  return [seconds_of](const std::vector<const Scenario*>& batch, const std::function<void()>& on_done) {
+    std::vector<StepFigures> figures;
+    for (const Scenario* s : batch) {
+      StepFigures f;
+      f.step_seconds = seconds_of(*s);
+      f.tokens_per_second = static_cast<double>(s->training.global_batch_size * s->training.seq_length) / f.step_seconds;
+      figures.push_back(f);
+      if (on_done) on_done();
+    }
+    return figures;
+  };
+}
+
+SearchRequest tp_and_zero_request() {
+  SearchRequest request = small_request(0);
+  request.dimensions = {{"tensor_model_parallel_size", {1, 2, 4}}, {"pipeline_model_parallel_size", {1}},
+                        {"virtual_stages", {1}},                   {"micro_batch_size", {1}},
+                        {"zero_stage", {0, 1}},                    {"recompute_granularity", {"full"}},
+                        {"sequence_parallel", {false}}};
+  request.base = fixtures::scenario_from([] {
+    json doc = small_scenario();
+    doc["training"]["recompute_granularity"] = "full";
+    doc["parallelism"]["tensor_model_parallel_size"] = 2;  // with TP 1, only ZeRO 1 fits
+    return doc;
+  }());
+  return request;
+}
+
+TEST(SearchText, ZeroTwinsShareALineAndRowsWithinTheTieShareARank) {
+  // TP 2 and 4 within 1 % of each other, TP 1 (only ZeRO 1 fits) well behind; ZeRO changes nothing.
+  const SearchResult result = run_search(tp_and_zero_request(), made_up([](const Scenario& s) {
+    return s.parallel.tensor == 2 ? 1.0 : s.parallel.tensor == 4 ? 1.005 : 1.5;
+  }));
+  ASSERT_EQ(result.rows.size(), 5u);  // the scenario's own (TP 2, ZeRO 0) is the grid's row
+  EXPECT_THAT(decision_text(result),
+              testing::StartsWith("Best for time: TP2 PP1 DP4, micro-batch 1, ZeRO 0/1, recompute full: 1,000.0 ms per "
+                                  "step, 67.8 USD per 1B tokens; it is the scenario's own configuration. 1 other "
+                                  "configuration is within 1 % of it (ranked 1=)."));
+  const std::vector<TableLine> lines = table_lines(result, 0);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].rank, "1=");
+  EXPECT_EQ(lines[1].rank, "1=");
+  EXPECT_EQ(lines[2].rank, "5");
+  EXPECT_EQ(lines[0].rows.size(), 2u);
+  EXPECT_EQ(lines[1].rows.size(), 2u);
+  EXPECT_EQ(result.rows[lines[2].rows[0]].scenario.parallel.tensor, 1);
+  // One line per pair, its ZeRO stages listed; the scenario's marked.
+  const std::string text = to_text(result, 0);
+  EXPECT_THAT(text, testing::ContainsRegex("\n +1=  small +8 +2 +1 +4 +1 +1 +- +0,1 +full [^\n]* 1,000.0 [^\n]* the scenario's own\n"));
+  EXPECT_THAT(text, testing::ContainsRegex("\n +1=  small +8 +4 +1 +2 +1 +1 +- +0,1 +full [^\n]* 1,005.0 "));
+  EXPECT_THAT(text, testing::ContainsRegex("\n +5  small +8 +1 +1 +8 +1 +1 +- +1 +full [^\n]* 1,500.0 "));
+}
+
+TEST(SearchText, TheScenariosOwnConfigurationIsRankedEvenOffTheGridAndBelowTheTop) {
+  SearchRequest request = tp_and_zero_request();
+  request.base = fixtures::scenario_from([] {
+    json doc = small_scenario();
+    doc["training"]["recompute_granularity"] = "full";
+    doc["training"]["micro_batch_size"] = 2;  // not a grid value
+    doc["parallelism"]["tensor_model_parallel_size"] = 2;
+    return doc;
+  }());
+  request.top = 1;
+  const SearchResult result = run_search(request, made_up([](const Scenario& s) {
+    return s.training.micro_batch_size == 2 ? 3.0 : 1.0 + 0.1 * static_cast<double>(s.parallel.tensor);
+  }));
+  const auto own = std::find_if(result.rows.begin(), result.rows.end(), [](const SearchRow& r) { return r.baseline; });
+  ASSERT_NE(own, result.rows.end());
+  EXPECT_EQ(own->scenario.training.micro_batch_size, 2);
+  EXPECT_EQ(own, result.rows.end() - 1);
+  EXPECT_THAT(decision_text(result), HasSubstr("63.3 % faster than the scenario's own TP2 PP1 DP4, micro-batch 2, ZeRO 0, "
+                                               "recompute full: 3,000.0 ms per step"));
+  EXPECT_THAT(to_text(result, 1),
+              testing::ContainsRegex("\n\\.\\.\\.\n +6  small [^\n]* 3,000.0 [^\n]* the scenario's own\n"));
+}
+
+TEST(SearchText, SaysWhyTheScenariosOwnConfigurationIsNotRanked) {
+  SearchRequest request = tp_and_zero_request();
+  request.base = fixtures::scenario_from(small_scenario());  // no recompute: does not fit in 2.5 GiB
+  const SearchResult result = run_search(request, made_up([](const Scenario&) { return 1.0; }));
+  EXPECT_THAT(result.baseline_absent, testing::StartsWith("it does not fit in memory ("));
+  EXPECT_THAT(decision_text(result), HasSubstr("The scenario's own configuration is not ranked: it does not fit in memory ("));
+  EXPECT_FALSE(std::any_of(result.rows.begin(), result.rows.end(), [](const SearchRow& r) { return r.baseline; }));
+}
+
+TEST(SearchText, StepTimesGetTheDecimalsThatTellRowsApart) {
+  const SearchResult result = run_search(tp_and_zero_request(), made_up([](const Scenario& s) {
+    return 1.0 + 1e-6 * static_cast<double>(s.parallel.tensor);  // 1.001, 1.002 and 1.004 ms apart
+  }));
+  const std::string text = to_text(result, 0);
+  EXPECT_THAT(text, HasSubstr(" 1,000.001 "));
+  EXPECT_THAT(text, HasSubstr(" 1,000.002 "));
+  EXPECT_THAT(text, HasSubstr(" 1,000.004 "));
 }
 
 class SearchCli : public testing::Test {

@@ -1,5 +1,7 @@
 #include "sim/base/text_format.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cstdio>
 
@@ -11,11 +13,19 @@ std::string format(const char* pattern, double value) {
   return text;
 }
 
-std::string with_commas(double value) {
-  std::string digits = format("%.0f", value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0 && digits[i - 1] != '-'; i -= 3) digits.insert(i, ",");
-  return digits;
+std::string with_commas(double value, int decimals) {
+  const std::string digits = format(("%." + std::to_string(decimals) + "f").c_str(), value);
+  const size_t sign = digits[0] == '-' ? 1 : 0;
+  const size_t point = std::min(digits.find('.'), digits.size());
+  std::string out = digits.substr(0, sign);
+  for (size_t i = sign; i < point; ++i) {
+    if (i > sign && (point - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out + digits.substr(point);
 }
+
+std::string significant(double value) { return value < 1000 || value >= 1e15 ? format("%.3g", value) : with_commas(value); }
 
 std::string to_lower(std::string text) {
   for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -25,6 +25,8 @@ public:
     result_.objective = req_.objective;
     result_.budget_tokens = req_.base.training.train_tokens > 0 ? req_.base.training.train_tokens : 1e9;
     result_.per_billion_tokens = req_.base.training.train_tokens <= 0;
+    result_.tie_fraction = req_.tie_fraction;
+    if (!(req_.tie_fraction >= 0 && req_.tie_fraction < 1)) throw InputError("search", "--tie", "must be from 0 to 100 %");
     if (req_.round_size < 1) throw InputError("search", "--round", "must be at least 1");
     if (req_.top < 0) throw InputError("search", "--top", "must be at least 0");
   }
@@ -33,6 +35,7 @@ public:
     SearchGrid grid = enumerate_grid(req_, result_.budget_tokens);
     result_.columns = std::move(grid.columns);
     result_.cost_unit = std::move(grid.cost_unit);
+    result_.baseline_absent = std::move(grid.baseline_absent);
     result_.counts = grid.counts;
     prices_ = std::move(grid.prices);
     std::vector<Candidate>& candidates = grid.candidates;
@@ -66,7 +69,7 @@ private:
       std::vector<const Candidate*> round;
       for (; next < candidates.size() && static_cast<int>(round.size()) < req_.round_size; ++next) {
         const Candidate& c = candidates[next];
-        if (c.bound_objective > kth && beaten_on_time_and_cost(c))
+        if (!c.baseline && c.bound_objective > kth && beaten_on_time_and_cost(c))
           ++result_.counts.bounded;
         else
           round.push_back(&c);
@@ -109,12 +112,14 @@ private:
     row.lower_bound_seconds = c.bound_seconds;
     std::tie(row.seconds_to_train, row.cost) = time_and_cost(c.scenario, figures.step_seconds, result_.budget_tokens, prices_);
     row.objective = req_.objective == Objective::time ? row.seconds_to_train : row.cost;
+    row.baseline = c.baseline;
     result_.rows.push_back(std::move(row));
     ++result_.counts.simulated;
   }
 
   void rank() {
     std::vector<SearchRow>& rows = result_.rows;
+    merge_baseline_into_its_grid_twin();
     std::sort(rows.begin(), rows.end(), [](const SearchRow& a, const SearchRow& b) {
       return std::tie(a.objective, a.index) < std::tie(b.objective, b.index);
     });
@@ -129,6 +134,21 @@ private:
       if (rows[i].cost < cheapest) cheapest = rows[i].cost, result_.pareto.push_back(i);
   }
 
+  // The scenario's configuration is a row of its own only where no grid
+  // point is the same configuration; otherwise that point's row is marked.
+  void merge_baseline_into_its_grid_twin() {
+    std::vector<SearchRow>& rows = result_.rows;
+    auto baseline = std::find_if(rows.begin(), rows.end(), [](const SearchRow& r) { return r.baseline; });
+    if (baseline == rows.end()) return;
+    const std::vector<std::string> extra = extra_columns(result_);
+    const std::vector<std::string> cells = configuration_cells(baseline->scenario, extra);
+    auto twin = std::find_if(rows.begin(), rows.end(), [&](const SearchRow& r) {
+      return !r.baseline && configuration_cells(r.scenario, extra) == cells;
+    });
+    if (twin == rows.end()) return;
+    twin->baseline = true;
+    rows.erase(baseline);
+  }
 
   const SearchRequest& req_;
   const BatchSimulator& simulate_;

@@ -59,6 +59,9 @@ struct SearchRequest {
   Objective objective = Objective::time;
   int top = 10;          // rows of the table; 0: every simulated configuration (no bound pruning)
   int round_size = 16;   // configurations simulated between two pruning rounds
+  // Rows whose objective is within this fraction of a better row's tie with
+  // it (the text table ranks them alike).
+  double tie_fraction = 0.01;
 };
 
 // The default grid for a scenario (README, "Search"): TP up to a node, PP
@@ -88,6 +91,7 @@ struct SearchRow {
   double seconds_to_train = 0;  // the token budget (SearchResult::budget_tokens) at this throughput
   double cost = 0;              // of that, in SearchResult::cost_unit
   double objective = 0;         // lower is better
+  bool baseline = false;        // the scenario's own configuration
 };
 
 struct SearchCounts {
@@ -114,7 +118,17 @@ struct SearchResult {
   double budget_tokens = 0;          // training.train_tokens, else 1e9 (per_billion_tokens)
   bool per_billion_tokens = false;
   std::string cost_unit;             // "USD", or "GPU-hours" when a GPU type has no price
+  double tie_fraction = 0.01;        // SearchRequest::tie_fraction
+  std::string baseline_absent;       // why no row is the scenario's own configuration ("" if one is)
 };
+
+// The cells that tell a configuration apart in the tables: GPU type and
+// count, tp, pp, dp, virtual stages, micro-batch size, schedule, ZeRO stage,
+// recompute, sequence parallelism, data-parallel synchronisation and
+// compression, then the fields of `extra_columns`.
+std::vector<std::string> configuration_cells(const Scenario& scenario, const std::vector<std::string>& extra_columns);
+// SearchResult::columns less those configuration_cells shows already.
+std::vector<std::string> extra_columns(const SearchResult& result);
 
 struct SearchProgress {
   long long simulated = 0;

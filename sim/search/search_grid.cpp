@@ -7,6 +7,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/search/step_bound.hpp"
@@ -15,6 +16,8 @@
 namespace simtrain {
 
 namespace {
+
+constexpr double GiB = 1024.0 * 1024 * 1024;
 
 // Fields that mean nothing without data parallelism.
 const std::vector<std::string> data_parallel_keys = {
@@ -67,6 +70,7 @@ public:
     grid_.candidates = enumerate();
     refuse_what_never_fits(grid_.candidates);
     drop_needless_recompute(grid_.candidates);
+    add_baseline(grid_.candidates);
     return std::move(grid_);
   }
 
@@ -283,19 +287,45 @@ private:
       rule = rule_broken(e.what(), req_.base.source);
       return Verdict::invalid;
     }
+    if (!assess(c)) return Verdict::out_of_memory;
+    candidates.push_back(std::move(c));
+    return Verdict::fits;
+  }
+
+  // The candidate's peak memory, bounds and simulation key; false if it does not fit in memory.
+  bool assess(Candidate& c) {
     const Scenario& s = c.scenario;
     const Workload w = build_workload(s);
     for (const MemoryBreakdown& m : memory_per_pipeline_rank(s, w))
       c.peak_memory_bytes = std::max(c.peak_memory_bytes, m.total_bytes());
-    if (c.peak_memory_bytes > s.cluster.gpu.memory_bytes) return Verdict::out_of_memory;
+    if (c.peak_memory_bytes > s.cluster.gpu.memory_bytes) return false;
     c.bound_seconds = step_lower_bound_seconds(s, w, cost_model(s));
     std::tie(c.bound_time, c.bound_cost) = time_and_cost(s, c.bound_seconds, budget_tokens_, grid_.prices);
     c.bound_objective = req_.objective == Objective::time ? c.bound_time : c.bound_cost;
     nlohmann::json timing = s.document;
     if (s.parallel.zero_stage == 2) timing["parallelism"]["zero_stage"] = 1;  // ZeRO-2 runs ZeRO-1's Program
     c.simulation_key = timing.dump();
+    return true;
+  }
+
+  // The scenario's own configuration, to compare the others with (after the
+  // grid's counts: it is not a grid point).
+  void add_baseline(std::vector<Candidate>& candidates) {
+    const Scenario& base = req_.base;
+    if (std::find(gpu_types_.begin(), gpu_types_.end(), base.cluster.gpu.name) == gpu_types_.end()) {
+      grid_.baseline_absent = "its GPU type, " + base.cluster.gpu.name + ", is not searched";
+      return;
+    }
+    Candidate c;
+    c.index = static_cast<int>(grid_.counts.enumerated);
+    c.scenario = base;
+    c.baseline = true;
+    if (!assess(c)) {
+      grid_.baseline_absent = "it does not fit in memory (" + format("%.1f GiB of ", c.peak_memory_bytes / GiB) +
+                              format("%.1f GiB)", base.cluster.gpu.memory_bytes / GiB);
+      return;
+    }
     candidates.push_back(std::move(c));
-    return Verdict::fits;
   }
 
   // Of configurations that differ only in recompute, the least that fits.

@@ -23,6 +23,7 @@ struct Candidate {
   double bound_seconds = 0;  // step_lower_bound_seconds
   double bound_time = 0, bound_cost = 0, bound_objective = 0;  // of the token budget at that bound
   std::string simulation_key;  // identical simulations share it
+  bool baseline = false;       // the scenario's own configuration, as given: simulated whatever its bound
 };
 
 struct SearchGrid {
@@ -31,6 +32,7 @@ struct SearchGrid {
   std::vector<std::string> columns;      // --vary keys beyond the default grid's
   std::string cost_unit;                 // "USD", or "GPU-hours" when a GPU type has no price
   std::map<std::string, double> prices;  // per GPU-hour in cost_unit, by GPU type
+  std::string baseline_absent;           // why the scenario's own configuration is not a candidate ("" if it is)
 };
 
 // Throws InputError (naming the option) for a bad request, or one of which

@@ -3,19 +3,18 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <set>
 
 #include "sim/base/text_format.hpp"
 #include "sim/search/pareto_svg.hpp"
+#include "sim/search/search_decision.hpp"
 
 namespace simtrain {
 
 namespace {
 
 constexpr double GiB = 1024.0 * 1024 * 1024;
-
-// Three significant digits, or whole numbers with thousands separators (up to a quadrillion).
-std::string significant(double value) { return value < 1000 || value >= 1e15 ? format("%.3g", value) : with_commas(value); }
 
 // A scenario field by its bare name, from whichever section holds it.
 nlohmann::json field(const nlohmann::json& document, const std::string& key) {
@@ -43,44 +42,15 @@ std::string cost_column(const SearchResult& result) {
   return (result.cost_unit == "USD" ? "USD" : "GPU-h") + std::string(result.per_billion_tokens ? "/1B tok" : "");
 }
 
-// Varied fields the standard columns do not show already.
-std::vector<std::string> extra_columns(const SearchResult& result) {
-  static const std::set<std::string> shown = {"dp_sync", "parameter_servers", "dp_compression_ratio"};
-  std::vector<std::string> extra;
-  for (const std::string& key : result.columns)
-    if (!shown.count(key)) extra.push_back(key);
-  return extra;
-}
-
-// Configuration cells of a row: the standard ones, then the extra dimensions.
-std::vector<std::string> configuration(const SearchResult& result, const SearchRow& row) {
-  const Scenario& s = row.scenario;
-  const ParallelConfig& p = s.parallel;
-  std::vector<std::string> cells = {s.cluster.gpu.name,
-                                    std::to_string(s.cluster.num_gpus),
-                                    std::to_string(p.tensor),
-                                    std::to_string(p.pipeline),
-                                    std::to_string(p.data),
-                                    std::to_string(s.virtual_stages()),
-                                    std::to_string(s.training.micro_batch_size),
-                                    to_string(p.schedule),
-                                    std::to_string(p.zero_stage),
-                                    to_string(s.training.recompute),
-                                    p.sequence_parallel ? "yes" : "no",
-                                    dp_sync_text(s),
-                                    format("%g", p.dp_compression_ratio)};
-  for (const std::string& key : extra_columns(result)) {
-    const nlohmann::json value = field(s.document, key);
-    cells.push_back(value.is_null() ? "-" : value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return cells;
-}
-
 std::vector<std::string> configuration_header(const SearchResult& result) {
   std::vector<std::string> header = {"gpu",  "gpus",      "tp", "pp",      "dp",          "vp", "mbs",
                                      "schedule", "zero", "recompute", "sp", "dp_sync", "compression"};
   for (const std::string& key : extra_columns(result)) header.push_back(key);
   return header;
+}
+
+std::vector<std::string> configuration(const SearchResult& result, const SearchRow& row) {
+  return configuration_cells(row.scenario, extra_columns(result));
 }
 
 // Columns padded to their widest cell, numbers to the right.
@@ -97,7 +67,7 @@ std::string aligned(const std::vector<std::vector<std::string>>& table) {
     for (size_t i = 0; i < row.size(); ++i) {
       char* end = nullptr;
       std::strtod(row[i].c_str(), &end);
-      const bool numeric = row[i] == "-" || (!row[i].empty() && *end == '\0') || row[i].find(',') != std::string::npos;
+      const bool numeric = row[i] == "-" || row[i].ends_with("=") || (!row[i].empty() && *end == '\0') || row[i].find(',') != std::string::npos;
       const std::string pad(widths[i] - row[i].size(), ' ');
       line += (i ? "  " : "") + (numeric ? pad + row[i] : row[i] + pad);
     }
@@ -110,24 +80,67 @@ std::string aligned(const std::vector<std::vector<std::string>>& table) {
 std::vector<std::string> header(const SearchResult& result) {
   std::vector<std::string> h = {"rank"};
   for (const std::string& c : configuration_header(result)) h.push_back(c);
-  for (const std::string& c : {std::string("step s"), std::string("TFLOP/s/GPU"), std::string("MFU %"),
+  for (const std::string& c : {std::string("step ms"), std::string("TFLOP/s/GPU"), std::string("MFU %"),
                                std::string("bubble %"), std::string("mem GiB"), std::string("free GiB"),
-                               time_column(result), cost_column(result)})
+                               time_column(result), cost_column(result), std::string("note")})
     h.push_back(c);
   return h;
 }
 
-std::vector<std::string> cells(const SearchResult& result, const SearchRow& row, int rank) {
-  std::vector<std::string> c = {std::to_string(rank)};
+// The fewest decimals (1 to 4) at which lines of different steps print differently.
+int step_decimals(const SearchResult& result, const std::vector<TableLine>& lines) {
+  for (int decimals = 1;; ++decimals) {
+    bool apart = true;
+    for (size_t l = 1; l < lines.size(); ++l) {
+      const double a = result.rows[lines[l - 1].rows.front()].figures.step_seconds * 1e3;
+      const double b = result.rows[lines[l].rows.front()].figures.step_seconds * 1e3;
+      apart = apart && (a == b || with_commas(a, decimals) != with_commas(b, decimals));
+    }
+    if (apart || decimals == 4) return decimals;
+  }
+}
+
+std::string joined(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += separator;
+    out += part;
+  }
+  return out;
+}
+
+// A table line's cells: its first row's, the ZeRO stages and memory of all its rows.
+std::vector<std::string> cells(const SearchResult& result, const TableLine& line, int step_decimals) {
+  const SearchRow& row = result.rows[line.rows.front()];
+  std::vector<std::string> c = {line.rank};
   for (const std::string& cell : configuration(result, row)) c.push_back(cell);
-  const double headroom = row.scenario.cluster.gpu.memory_bytes - row.peak_memory_bytes;
+  std::vector<std::string> zero, memory, headroom;
+  std::string note;
+  for (int r : line.rows) {
+    const SearchRow& merged = result.rows[r];
+    zero.push_back(std::to_string(merged.scenario.parallel.zero_stage));
+    memory.push_back(format("%.1f", merged.peak_memory_bytes / GiB));
+    headroom.push_back(format("%.1f", (merged.scenario.cluster.gpu.memory_bytes - merged.peak_memory_bytes) / GiB));
+    if (merged.baseline) note = "the scenario's own";
+  }
+  if (line.rows.size() > 1) c[1 + 8] = joined(zero, ",");  // the zero cell of configuration_cells
   for (const std::string& cell :
-       {format("%.4f", row.figures.step_seconds), format("%.1f", row.figures.model_tflops_per_gpu),
-        format("%.1f", row.figures.mfu * 100), format("%.1f", row.figures.bubble_fraction * 100),
-        format("%.1f", row.peak_memory_bytes / GiB), format("%.1f", headroom / GiB),
-        significant(time_in_unit(result, row.seconds_to_train)), significant(row.cost)})
+       {with_commas(row.figures.step_seconds * 1e3, step_decimals), format("%.1f", row.figures.model_tflops_per_gpu), format("%.1f", row.figures.mfu * 100),
+        format("%.1f", row.figures.bubble_fraction * 100), joined(memory, "/"), joined(headroom, "/"),
+        significant(time_in_unit(result, row.seconds_to_train)), significant(row.cost), note})
     c.push_back(cell);
   return c;
+}
+
+// Words of `text` in lines of at most `width` characters.
+std::string wrapped(const std::string& text, size_t width) {
+  std::string out, line, word;
+  std::istringstream words(text);
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) out += line + "\n", line.clear();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line + "\n";
 }
 
 // RFC 4180: a cell with a comma or a quote is quoted, its quotes doubled.
@@ -146,19 +159,57 @@ std::string counts_text(const SearchCounts& n) {
 
 }  // namespace
 
+std::vector<std::string> extra_columns(const SearchResult& result) {
+  static const std::set<std::string> shown = {"dp_sync", "parameter_servers", "dp_compression_ratio"};
+  std::vector<std::string> extra;
+  for (const std::string& key : result.columns)
+    if (!shown.count(key)) extra.push_back(key);
+  return extra;
+}
+
+std::vector<std::string> configuration_cells(const Scenario& s, const std::vector<std::string>& extra_columns) {
+  const ParallelConfig& p = s.parallel;
+  // "-" where the field does not apply: a schedule without pipeline stages,
+  // sequence parallelism without tensor parallelism, ZeRO without data parallelism.
+  std::vector<std::string> cells = {s.cluster.gpu.name,
+                                    std::to_string(s.cluster.num_gpus),
+                                    std::to_string(p.tensor),
+                                    std::to_string(p.pipeline),
+                                    std::to_string(p.data),
+                                    std::to_string(s.virtual_stages()),
+                                    std::to_string(s.training.micro_batch_size),
+                                    p.pipeline > 1 ? to_string(p.schedule) : "-",
+                                    p.data > 1 ? std::to_string(p.zero_stage) : "-",
+                                    to_string(s.training.recompute),
+                                    p.tensor == 1 ? "-" : p.sequence_parallel ? "yes" : "no",
+                                    dp_sync_text(s),
+                                    format("%g", p.dp_compression_ratio)};
+  for (const std::string& key : extra_columns) {
+    const nlohmann::json value = field(s.document, key);
+    cells.push_back(value.is_null() ? "-" : value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return cells;
+}
+
 std::string to_text(const SearchResult& result, int top) {
-  std::string out = "simtrain search: ranked by " + to_string(result.objective) + "; time and cost " +
+  std::string out = wrapped(decision_text(result), 100) + "\n" + "simtrain search: ranked by " + to_string(result.objective) +
+                    "; time and cost " +
                     (result.per_billion_tokens ? "per 1B tokens (no training.train_tokens)"
                                                : "to train " + format("%.3g", result.budget_tokens) + " tokens") +
                     (result.cost_unit == "USD" ? "" : "; cost in GPU-hours (no price for every GPU type: --price)") +
-                    "\n" + counts_text(result.counts) + "\n";
+                    "; rows within " + format("%g", result.tie_fraction * 100) + " % of a better one rank alike (=)\n" +
+                    counts_text(result.counts) + "\n";
+  const std::vector<TableLine> lines = table_lines(result, top);
+  const int decimals = step_decimals(result, lines);
   std::vector<std::vector<std::string>> table = {header(result)};
-  const size_t shown = top == 0 ? result.rows.size() : std::min<size_t>(top, result.rows.size());
-  for (size_t i = 0; i < shown; ++i) table.push_back(cells(result, result.rows[i], static_cast<int>(i) + 1));
+  for (size_t l = 0; l < lines.size(); ++l) {
+    if (lines[l].after_gap) table.push_back({"..."});
+    table.push_back(cells(result, lines[l], decimals));
+  }
   out += aligned(table);
   out += "\nPareto front, cost against time (fastest first; rank as above):\n";
   std::vector<std::vector<std::string>> front = {header(result)};
-  for (int i : result.pareto) front.push_back(cells(result, result.rows[i], i + 1));
+  for (int i : result.pareto) front.push_back(cells(result, {{i}, std::to_string(i + 1)}, decimals));
   return out + aligned(front);
 }
 
@@ -167,7 +218,7 @@ void write_csv(std::ostream& out, const SearchResult& result) {
   for (const std::string& c : configuration_header(result)) h.push_back(c);
   for (const char* c : {"step_s", "tokens_per_s", "model_tflops_per_gpu", "mfu", "bubble_fraction",
                         "exposed_comm_over_compute", "peak_memory_GiB", "memory_headroom_GiB", "lower_bound_step_s",
-                        "seconds_to_train", "cost", "cost_unit", "on_pareto_front"})
+                        "seconds_to_train", "cost", "cost_unit", "on_pareto_front", "scenario_own"})
     h.push_back(c);
   for (size_t i = 0; i < h.size(); ++i) out << (i ? "," : "") << h[i];
   out << "\n";
@@ -181,7 +232,7 @@ void write_csv(std::ostream& out, const SearchResult& result) {
                          row.peak_memory_bytes / GiB, (row.scenario.cluster.gpu.memory_bytes - row.peak_memory_bytes) / GiB,
                          row.lower_bound_seconds, row.seconds_to_train, row.cost})
       out << "," << format("%.9g", value);
-    out << "," << result.cost_unit << "," << (front ? "yes" : "no") << "\n";
+    out << "," << result.cost_unit << "," << (front ? "yes" : "no") << "," << (row.baseline ? "yes" : "no") << "\n";
   }
 }
 
@@ -200,11 +251,15 @@ nlohmann::json to_json(const SearchResult& result) {
                     {"peak_memory_bytes", row.peak_memory_bytes},
                     {"lower_bound_step_seconds", row.lower_bound_seconds},
                     {"seconds_to_train", row.seconds_to_train},
-                    {"cost", row.cost}});
+                    {"cost", row.cost},
+                    {"scenario_own", row.baseline}});
   }
   nlohmann::json front = nlohmann::json::array();
   for (int i : result.pareto) front.push_back(i + 1);
-  return {{"objective", to_string(result.objective)},
+  return {{"decision", decision_text(result)},
+          {"scenario_own_absent", result.baseline_absent},
+          {"tie_fraction", result.tie_fraction},
+          {"objective", to_string(result.objective)},
           {"budget_tokens", result.budget_tokens},
           {"per_billion_tokens", result.per_billion_tokens},
           {"cost_unit", result.cost_unit},
