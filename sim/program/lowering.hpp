@@ -48,6 +48,8 @@ struct ModelUnit {
 };
 
 double parameters(std::span<const ModelUnit> units);
+double expert_parameters(std::span<const ModelUnit> units);  // of those, the routed experts'
+
 
 // A task on its rank's list before numbering. Its dependencies name tasks of
 // the same rank by label, which stays put while passes insert tasks; a RECV's
@@ -148,7 +150,7 @@ struct ActionSpan {
 };
 std::vector<ActionSpan> action_spans(const RankTasks& rank);
 
-// The task after which a compute task's outputs are ready: its last TP collective, or itself.
+// The task after which a compute task's outputs are ready: its last TP (or EP) collective, or itself.
 size_t ready_index(const RankTasks& rank, size_t compute);
 
 // Tasks to place before or after tasks of a rank's list, all placed at once
