@@ -217,6 +217,13 @@ TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
   EXPECT_DOUBLE_EQ(m.weights_bytes, parameters * 2);
   EXPECT_DOUBLE_EQ(m.gradients_bytes, parameters * 4);
   EXPECT_DOUBLE_EQ(m.optimizer_bytes, (parameters - experts) * 12 / 8 + experts * 12 / 2);
+  // A checkpoint: the sharded optimizer state from every rank, the bf16 weights once: the dense ones
+  // from data-parallel rank 0, each EP rank's experts from the first of their expert-data-parallel group.
+  const std::vector<double> checkpoint = checkpoint_bytes_per_rank(s, w, p);
+  const double rng = 16 * 1024;
+  EXPECT_DOUBLE_EQ(checkpoint[0], parameters * 2 + m.optimizer_bytes + rng);
+  EXPECT_DOUBLE_EQ(checkpoint[3], experts * 2 + m.optimizer_bytes + rng);
+  EXPECT_DOUBLE_EQ(checkpoint[4], m.optimizer_bytes + rng);
 }
 
 TEST(Moe, BadExpertFieldsAreRefusedNamingTheField) {
