@@ -9,7 +9,8 @@
 //   lower_compute             F, R, B, W of the schedule; the last backward of a
 //                             chunk split where its gradient buckets close (and, with
 //                             overlap_param_gather, its first forward where they open)
-//   lower_tp_collectives      each compute's blocking tensor-parallel collectives, right after it
+//   lower_tp_collectives      each compute's blocking tensor-parallel collectives (and expert
+//                             parallelism's all-to-alls over the EP group), right after it
 //   lower_pipeline_transfers  RECV before the compute that reads a stage boundary,
 //                             SEND after the one that writes it
 //   lower_parameter_gathers   ZeRO-3's gather of a chunk's parameters before each pass;

@@ -349,8 +349,9 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
 }
 
-// The workload builds dense layers with q/k/v attention: a model of another
-// shape is refused, never simulated as one it is not.
+// The workload builds layers with q/k/v attention, all dense or all MoE (one
+// layer's work stands for every layer): a model of another shape is refused,
+// never simulated as one it is not.
 void check_simulated(const ModelConfig& m, const RuleBroken& fail) {
   if (m.has_experts() && m.moe_layer_count() != m.num_layers)
     fail("model.num_experts", "a model mixing dense and mixture-of-experts layers is not simulated yet (issue 17): " +
