@@ -270,7 +270,6 @@ void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, bool fp8_li
   if (boundary == TpBoundary::enter) backward.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes, true});
 }
 
-
 // ---- Transformer layer ----
 
 std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
@@ -306,7 +305,7 @@ int64_t exchanged_rows(const Shard& x) { return x.rank_expert_rows() / (x.sequen
 // expert order (and, from several ranks, sorted by local expert), the routed
 // experts as grouped GEMMs over the busiest rank's rows, the outputs put back
 // in token order and summed with their router weights; shared experts a
-// dense MLP beside them. The exchanges between are collectives (moe_collectives).
+// dense MLP beside them. The exchanges between are collectives (add_moe_collectives).
 std::vector<Step> moe_steps(const Shard& x) {
   const double e = x.element_bytes;
   const int64_t tokens = x.router_tokens(), routed = tokens * x.top_k, experts = x.model.num_experts;
