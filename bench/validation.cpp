@@ -94,13 +94,11 @@ void nemo_h100(RowGroup& h100) {
   table_header("NeMo 25.11 on DGX H100, fp8 (current scaling): tokens/s per GPU (model TFLOP/s per GPU in the note)");
   const nlohmann::json table = validation_file("nemo_h100.json");
   for (const auto& r : table["rows"]) {
-    const std::string model = r["model"];
-    if (r["config"].contains("num_experts")) {
-      std::printf("  %-44s not expressible: mixture of experts (issue 17)\n", model.c_str());
-      continue;
-    }
-    std::string name = lowercase(model);  // "Llama-3-8B" -> "llama3-8b"
-    name = "nemo-" + name.erase(name.find('-'), 1) + "-" + r["gpus"].dump() + "xh100";
+    std::string name = lowercase(r["model"]);
+    if (r["config"].contains("num_experts"))  // "Qwen3-30B-A3B" -> "qwen3-30b-a3b-16xh100"
+      name += "-" + r["gpus"].dump() + "xh100";
+    else  // "Llama-3-8B" -> "nemo-llama3-8b-8xh100"
+      name = "nemo-" + name.erase(name.find('-'), 1) + "-" + r["gpus"].dump() + "xh100";
     const Simulation sim = simulate(load_scenario(name));
     const double gpus = r["gpus"].get<double>();
     const double published = r["tokens_per_s_per_gpu"].get<double>();

@@ -231,6 +231,8 @@ TEST(ShortForm, FindTaskSaysWhatIsMissing) {
 TEST(ShortForm, IdentifyEveryTaskOfSmallPrograms) {
   nlohmann::json recomputing = small_scenario(2, 2, 2, {}, "gpipe");
   recomputing["training"]["recompute_granularity"] = "full";
+  nlohmann::json experts = small_scenario(2, 2, 2, {{"expert_model_parallel_size", 2}, {"sequence_parallel", true}});
+  experts["model"].update({{"num_experts", 8}, {"num_experts_per_tok", 2}});
   const std::vector<std::pair<std::string, nlohmann::json>> shapes = {
       {"1f1b tp2 pp2 dp2", small_scenario(2, 2, 2)},
       {"gpipe full recompute", recomputing},
@@ -244,6 +246,7 @@ TEST(ShortForm, IdentifyEveryTaskOfSmallPrograms) {
       {"hierarchical", small_scenario(1, 1, 16, {{"dp_sync", "hierarchical"}})},
       {"p2p stream", small_scenario(1, 4, 1, {{"overlap_p2p_communication", true}})},
       {"interleaved", fixtures::scenario_json(2, 2, 2, 8, "interleaved_1f1b", 2, 4)},
+      {"experts ep2", experts},
   };
   for (const auto& [label, document] : shapes) {
     const Program program = program_of(document);

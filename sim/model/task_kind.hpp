@@ -11,9 +11,9 @@ namespace simtrain {
 // F forward; B backward (input gradients, or the whole backward when not
 // split); W weight gradients; R recomputation; OPT optimizer step;
 // COMPRESS/DECOMPRESS gradient codecs; the rest move bytes. ALLTOALL
-// (expert parallelism's token exchange) is planned by the network model but
-// issued by no Program yet; it comes last so that every other kind keeps its
-// number (program_hash and traces carry them).
+// (expert parallelism's token dispatch and combine, after each pass of an
+// MoE layer) comes last so that every other kind keeps its number
+// (program_hash and traces carry them).
 enum class TaskKind : uint8_t {
   F, B, W, R, OPT, SEND, RECV, ALLREDUCE, REDUCESCATTER, ALLGATHER, COMPRESS, DECOMPRESS, ALLTOALL
 };

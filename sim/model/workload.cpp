@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <variant>
 
 #include "sim/base/input_error.hpp"
+#include "sim/model/parameter_count.hpp"
 #include "sim/model/partition.hpp"
 
 namespace simtrain {
@@ -58,6 +60,16 @@ struct Shard {
   int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;
   int64_t heads = 0, kv_heads = 0, ffn = 0, vocab = 0;  // this rank's share
   double element_bytes = 0;  // e: activations, their HBM traffic and messages (bf16 in fp8 training too)
+  // Mixture of experts (local_experts 0: a dense MLP of ffn). Each expert is
+  // sharded over the TP ranks (expert_tensor_parallel_size = TP).
+  int64_t ep = 1, local_experts = 0, top_k = 0;
+  int64_t expert_ffn = 0, shared_ffn = 0;  // this rank's share of one routed expert's and of the shared experts' width
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  // Rows (token copies) each local expert of the busiest EP rank runs, as the
+  // grouped GEMM's shape spreads them, and the fraction of them Megatron counts
+  // (the mean's): the busiest rank bounds the layer's time, the mean its FLOPs.
+  int64_t expert_rows = 0;
+  double counted_expert_rows = 1;
 
   int64_t tokens() const { return batch * seq; }
   // Rows of the norms, dropouts and residual adds: sequence parallelism splits them.
@@ -72,7 +84,36 @@ struct Shard {
   // parallelism all-gathers for them: TE quantizes before gathering.
   double linear_operand_bytes() const { return fp8 ? kFp8Bytes : element_bytes; }
   double norm_parameters() const { return (model.rms_norm ? 1 : 2) * double(hidden); }
+  bool moe() const { return local_experts > 0; }
+  // Tokens entering the router: the SP-local ones (the TP ranks then gather the routed rows).
+  int64_t router_tokens() const { return local_tokens(); }
+  int64_t rank_expert_rows() const { return local_experts * expert_rows; }  // after the TP gather
+  int64_t expert_fc1_width() const { return (model.gated_mlp ? 2 : 1) * expert_ffn; }
+  int64_t shared_fc1_width() const { return (model.gated_mlp ? 2 : 1) * shared_ffn; }
 };
+
+// The rows the busiest EP rank's experts receive per micro-batch: each of its
+// local experts the mean (the EP group's tokens x top-k over the experts),
+// one of them moe_load_imbalance times it, each capped at capacity_factor
+// times the mean (dropped beyond it); spread over its experts for the grouped
+// GEMM's shape.
+void size_experts(const Scenario& scenario, Shard& x) {
+  const ModelConfig& m = scenario.model;
+  const TrainingConfig& t = scenario.training;
+  x.ep = scenario.parallel.expert;
+  x.local_experts = m.num_experts / x.ep;
+  x.top_k = m.experts_per_token;
+  x.expert_ffn = m.moe_intermediate_size / x.tp;
+  const int64_t shared_width = m.shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size;
+  x.shared_ffn = shared_width / x.tp;
+  x.dispatcher = scenario.parallel.moe_dispatcher;
+  const double mean = double(x.ep) * double(x.tokens()) * double(x.top_k) / double(m.num_experts);
+  const double cap = t.capacity_factor > 0 ? t.capacity_factor : std::numeric_limits<double>::infinity();
+  const double rank_rows =
+      mean * (double(x.local_experts - 1) * std::min(1.0, cap) + std::min(t.moe_load_imbalance, cap));
+  x.expert_rows = std::max<int64_t>(1, int64_t(std::ceil(rank_rows / double(x.local_experts))));
+  x.counted_expert_rows = mean / double(x.expert_rows);
+}
 
 Shard make_shard(const Scenario& scenario, int64_t tp) {
   const ModelConfig& model = scenario.model;
@@ -84,7 +125,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
     return count / tp;
   };
   const bool fp8 = scenario.training.dtype == Dtype::fp8;
-  return Shard{
+  Shard shard{
       .model = model,
       .tp = tp,
       .sequence_parallel = scenario.parallel.sequence_parallel && tp > 1,
@@ -100,6 +141,8 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .vocab = (model.vocab_size + tp - 1) / tp,  // Megatron pads the vocabulary to a multiple of tp
       .element_bytes = fp8 ? kBf16Bytes : dtype_bytes(scenario.training.dtype),
   };
+  if (model.has_experts()) size_experts(scenario, shard);
+  return shard;
 }
 
 // Y[m,n] = X[m,k] · B[k,n], `batch` times. B is a weight for the linear layers
@@ -113,17 +156,19 @@ struct MatMul {
   bool fp8 = false;
   bool input_from_norm = false;  // fp8: the norm before it writes its input in fp8 already
   bool current_scaling = false;  // fp8: each cast first reduces its tensor's amax (tensorwise recipe)
+  double counted = 1;  // the fraction of its FLOPs Megatron counts (the busiest rank's experts run more)
 };
 
 // Anything else: attention kernels and memory-bound ops, built as finished Ops.
 using Step = std::variant<MatMul, Op>;
 
 // Batched products fold the batch into M, so shape {batch*m, n, k} keeps flops = 2MNK.
+// A grouped GEMM (the experts of a rank) is `batch` products of one weight each.
 Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k, double operand_bytes,
-        double output_bytes) {
+        double output_bytes, double counted = 1) {
   const double operands = double(m) * k + double(k) * n;
   const double bytes = batch * (operands * operand_bytes + double(m) * n * output_bytes);
-  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k, bytes, operand_bytes == kFp8Bytes};
+  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k * counted, bytes, operand_bytes == kFp8Bytes};
 }
 
 // Memory-bound ops carry no FLOPs: their time is HBM traffic, and Megatron's
@@ -162,9 +207,9 @@ void add_forward(const Step& step, double element_bytes, Pass& forward) {
   }
   if (mm->fp8 && !mm->input_from_norm)
     forward.ops.push_back(
-        fp8_cast_transpose(mm->name + "_input_cast", mm->m * mm->k, element_bytes, mm->current_scaling));
+        fp8_cast_transpose(mm->name + "_input_cast", mm->batch * mm->m * mm->k, element_bytes, mm->current_scaling));
   const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
-  forward.ops.push_back(gemm(mm->name, mm->batch, mm->m, mm->n, mm->k, operand_bytes, element_bytes));
+  forward.ops.push_back(gemm(mm->name, mm->batch, mm->m, mm->n, mm->k, operand_bytes, element_bytes, mm->counted));
 }
 
 Pass forward_pass(const std::vector<Step>& steps, double element_bytes) {
@@ -186,13 +231,14 @@ void add_backward(const Step& step, double element_bytes, Pass& input_grads, Pas
   const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
   if (mm->fp8)
     input_grads.ops.push_back(
-        fp8_cast_transpose(mm->name + "_grad_cast", mm->m * mm->n, element_bytes, mm->current_scaling));
+        fp8_cast_transpose(mm->name + "_grad_cast", mm->batch * mm->m * mm->n, element_bytes, mm->current_scaling));
   input_grads.ops.push_back(
-      gemm(mm->name + "_dgrad", mm->batch, mm->m, mm->k, mm->n, operand_bytes, element_bytes));
+      gemm(mm->name + "_dgrad", mm->batch, mm->m, mm->k, mm->n, operand_bytes, element_bytes, mm->counted));
   Pass& rhs_grads = mm->rhs_is_weight ? weight_grads : input_grads;
-  if (mm->fp8 && mm->input_from_norm) rhs_grads.ops.push_back(fp8_transpose(mm->name + "_input_transpose", mm->m * mm->k));
+  if (mm->fp8 && mm->input_from_norm)
+    rhs_grads.ops.push_back(fp8_transpose(mm->name + "_input_transpose", mm->batch * mm->m * mm->k));
   rhs_grads.ops.push_back(gemm(mm->name + (mm->rhs_is_weight ? "_wgrad" : "_dgrad_rhs"), mm->batch, mm->k,
-                               mm->n, mm->m, operand_bytes, element_bytes));
+                               mm->n, mm->m, operand_bytes, element_bytes, mm->counted));
 }
 
 // Forward in order; backward in reverse, split into input and weight gradients.
@@ -244,6 +290,86 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
   };
 }
 
+// The MLP's activation over `elements`: SwiGLU reads gate and up and writes one, GELU reads one and writes one.
+Op activation_op(const Shard& x, const std::string& prefix, int64_t elements) {
+  const double e = x.element_bytes;
+  return x.model.gated_mlp ? memory_op(prefix + "swiglu", elements, 3 * e) : memory_op(prefix + "gelu", elements, 2 * e);
+}
+
+// Rows one TP rank sends and receives in the EP exchange: the busiest rank's,
+// before sequence parallelism's TP gather multiplies them.
+int64_t exchanged_rows(const Shard& x) { return x.rank_expert_rows() / (x.sequence_parallel ? x.tp : 1); }
+
+// An MoE layer's MLP as Megatron-Core's MoELayer runs it: the router (a bf16
+// GEMM to one logit per expert, softmax and top-k), the tokens permuted into
+// expert order (and, from several ranks, sorted by local expert), the routed
+// experts as grouped GEMMs over the busiest rank's rows, the outputs put back
+// in token order and summed with their router weights; shared experts a
+// dense MLP beside them. The exchanges between are collectives (add_moe_collectives).
+std::vector<Step> moe_steps(const Shard& x) {
+  const double e = x.element_bytes;
+  const int64_t tokens = x.router_tokens(), routed = tokens * x.top_k, experts = x.model.num_experts;
+  const auto expert_linear = [&](const std::string& name, int64_t n, int64_t k) {
+    return MatMul{name, x.expert_rows, n, k, x.local_experts, true, x.fp8, false, x.fp8_current_scaling,
+                  x.counted_expert_rows};
+  };
+  const bool sorts = x.ep > 1 && x.local_experts > 1;
+  const int64_t received = exchanged_rows(x) * x.hidden;
+  std::vector<Step> steps = {MatMul{"router", tokens, experts, x.hidden}, memory_op("router_topk", tokens * experts, 2 * e),
+                             memory_op("moe_permute", routed * x.hidden, 2 * e)};
+  if (sorts) steps.push_back(memory_op("moe_sort_chunks", received, 2 * e));
+  steps.insert(steps.end(), {expert_linear("expert_fc1", x.expert_fc1_width(), x.hidden),
+                             activation_op(x, "expert_", x.rank_expert_rows() * x.expert_ffn),
+                             expert_linear("expert_fc2", x.hidden, x.expert_ffn)});
+  if (sorts) steps.push_back(memory_op("moe_unsort_chunks", received, 2 * e));
+  // Reads top-k rows per token, writes one.
+  steps.push_back(memory_op("moe_unpermute", routed * x.hidden, e * (1 + 1.0 / double(x.top_k))));
+  if (x.shared_ffn == 0) return steps;
+  const auto shared_linear = [&](const std::string& name, int64_t n, int64_t k) {
+    return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, false, x.fp8_current_scaling};
+  };
+  steps.insert(steps.end(), {shared_linear("shared_fc1", x.shared_fc1_width(), x.hidden),
+                             activation_op(x, "shared_", x.tokens() * x.shared_ffn),
+                             shared_linear("shared_fc2", x.hidden, x.shared_ffn)});
+  return steps;
+}
+
+// The token exchange around the experts. Over EP: all-to-all dispatch and
+// combine (each the busiest rank's rows), or the allgather dispatcher's
+// gather of every rank's tokens and reduce-scatter of the outputs; the
+// backward runs the same exchanges the other way. Over TP (experts sharded
+// like a dense MLP): sequence parallelism's gather of the received rows and
+// reduce-scatter of the outputs, or the all-reduces of a row-parallel output
+// and of a column-parallel input's gradient; shared experts cross TP as a dense MLP.
+void add_moe_collectives(const Shard& x, Pass& forward, Pass& backward) {
+  const double row_bytes = double(x.hidden) * x.element_bytes;
+  if (x.ep > 1) {
+    for (Pass* pass : {&forward, &backward}) {
+      if (x.dispatcher == MoeDispatcher::alltoall) {
+        pass->tp.push_back({TaskKind::ALLTOALL, 2, double(exchanged_rows(x)) * row_bytes, false, LayerGroup::expert});
+      } else {
+        const double gathered = double(x.ep) * double(x.router_tokens()) * row_bytes;
+        pass->tp.push_back({TaskKind::ALLGATHER, 1, gathered, false, LayerGroup::expert});
+        pass->tp.push_back({TaskKind::REDUCESCATTER, 1, gathered, false, LayerGroup::expert});
+      }
+    }
+  }
+  if (x.tp > 1) {
+    const double rows_bytes = double(x.rank_expert_rows()) * row_bytes;
+    for (Pass* pass : {&forward, &backward}) {
+      if (x.sequence_parallel) {
+        pass->tp.push_back({TaskKind::ALLGATHER, 1, rows_bytes});
+        pass->tp.push_back({TaskKind::REDUCESCATTER, 1, rows_bytes});
+      } else {
+        pass->tp.push_back({TaskKind::ALLREDUCE, 1, rows_bytes});
+      }
+    }
+  }
+  if (x.shared_ffn == 0) return;
+  add_tp_boundary(TpBoundary::enter, 1, x, x.fp8, forward, backward);
+  add_tp_boundary(TpBoundary::leave, 1, x, x.fp8, forward, backward);
+}
+
 std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
   const double e = x.element_bytes;
   const int64_t residual = x.local_tokens() * x.hidden;
@@ -254,42 +380,85 @@ std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
   const Op norm = memory_op("ln1", residual, e + (norm_quantizes ? kFp8Bytes : e));
   // Residual add reads two tensors and writes one, plus the dropout mask.
   const Op bias_dropout_add = memory_op("bias_dropout_add", residual, 3 * e + kMaskBytes);
-  const int64_t mlp_elements = x.tokens() * x.ffn;
-  const Op activation = x.model.gated_mlp ? memory_op("swiglu", mlp_elements, 3 * e)  // read gate, up; write
-                                          : memory_op("gelu", mlp_elements, 2 * e);
-
   const auto linear = [&](const std::string& name, int64_t n, int64_t k, bool input_from_norm) {
     return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, norm_quantizes && input_from_norm, x.fp8_current_scaling};
   };
 
   std::vector<Step> steps = {norm, linear("qkv", x.q_width() + 2 * x.kv_width(), x.hidden, true)};
   steps.insert(steps.end(), core.begin(), core.end());
-  Op norm2 = norm;
-  norm2.name = "ln2";
-  steps.insert(steps.end(), {linear("proj", x.hidden, x.q_width(), false), bias_dropout_add, norm2,
-                             linear("fc1", x.fc1_width(), x.hidden, true), activation,
-                             linear("fc2", x.hidden, x.ffn, false), bias_dropout_add});
+  steps.insert(steps.end(), {linear("proj", x.hidden, x.q_width(), false), bias_dropout_add});
+  if (x.moe()) {
+    steps.push_back(memory_op("ln2", residual, 2 * e));  // the router reads it in bf16
+    const std::vector<Step> moe = moe_steps(x);
+    steps.insert(steps.end(), moe.begin(), moe.end());
+  } else {
+    Op norm2 = norm;
+    norm2.name = "ln2";
+    steps.insert(steps.end(), {norm2, linear("fc1", x.fc1_width(), x.hidden, true), activation_op(x, "", x.tokens() * x.ffn),
+                               linear("fc2", x.hidden, x.ffn, false)});
+  }
+  steps.push_back(bias_dropout_add);
   return steps;
 }
 
 // Norm weights and biases; the row-parallel (proj, fc2) biases and the norms are replicated over TP.
 double layer_vector_parameters(const Shard& x) {
-  const double biases = x.model.linear_bias
-                            ? double(x.q_width() + 2 * x.kv_width()) + x.hidden + x.fc1_width() + x.hidden
-                            : 0;
-  return biases + 2 * x.norm_parameters();
+  if (!x.model.linear_bias) return 2 * x.norm_parameters();
+  const double attention_biases = double(x.q_width() + 2 * x.kv_width()) + x.hidden;
+  if (!x.moe()) return attention_biases + x.fc1_width() + x.hidden + 2 * x.norm_parameters();
+  const double shared_biases = x.shared_ffn ? double(x.shared_fc1_width()) + x.hidden : 0;
+  return attention_biases + shared_biases + 2 * x.norm_parameters();
+}
+
+// A routed expert's weights (and biases) on one TP rank.
+double expert_parameters(const Shard& x) {
+  const double h = x.hidden, biases = x.model.linear_bias ? double(x.expert_fc1_width()) + h : 0;
+  return h * x.expert_fc1_width() + double(x.expert_ffn) * h + biases;
+}
+
+// Of an MoE layer, outside the linears: the router, and Qwen2-MoE's gate of
+// its shared expert (hidden -> 1), replicated over TP.
+double router_parameters(const Shard& x) {
+  const double h = x.hidden;
+  return h * x.model.num_experts + (x.model.shared_expert_intermediate_size ? h : 0);
 }
 
 double layer_linear_weights(const Shard& x) {
   const double h = x.hidden;
-  return h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h + h * x.fc1_width() + double(x.ffn) * h;
+  if (!x.moe())
+    return h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h + h * x.fc1_width() + double(x.ffn) * h;
+  const double shared = h * x.shared_fc1_width() + double(x.shared_ffn) * h;
+  return h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h + shared +
+         double(x.local_experts) * (h * x.expert_fc1_width() + double(x.expert_ffn) * h);
 }
 
-double layer_parameters(const Shard& x) { return layer_linear_weights(x) + layer_vector_parameters(x); }
+double layer_expert_parameters(const Shard& x) { return x.moe() ? double(x.local_experts) * expert_parameters(x) : 0; }
 
-// Inputs of qkv, proj, fc1 and fc2: what the weight gradients need.
+double layer_parameters(const Shard& x) {
+  if (!x.moe()) return layer_linear_weights(x) + layer_vector_parameters(x);
+  const double expert_biases = x.model.linear_bias ? double(x.local_experts) * (x.expert_fc1_width() + x.hidden) : 0;
+  return layer_linear_weights(x) + layer_vector_parameters(x) + expert_biases + router_parameters(x);
+}
+
+// Inputs of qkv, proj, fc1 and fc2 (in an MoE layer: of the router, the
+// experts' and the shared experts' linears): what the weight gradients need.
 double linear_input_bytes(const Shard& x) {
-  return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.q_width() + x.ffn));
+  if (!x.moe())
+    return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.q_width() + x.ffn));
+  const double rows = double(x.rank_expert_rows());
+  const double shared = x.shared_ffn ? double(x.tokens()) * (x.hidden + x.shared_ffn) : 0;
+  return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * x.q_width() +
+                            rows * (x.hidden + x.expert_ffn) + shared);
+}
+
+// What the MLP's activation (and an MoE layer's weighted sum of expert
+// outputs and its router probabilities, fp32) needs in the backward.
+double mlp_activation_input_bytes(const Shard& x) {
+  if (!x.moe()) return double(x.tokens()) * x.fc1_width() * x.element_bytes;
+  const double rows = double(x.rank_expert_rows());
+  const double probabilities = double(x.router_tokens()) * x.model.num_experts * kFp32Bytes;
+  return (rows * (x.expert_fc1_width() + x.hidden) + double(x.tokens()) * x.shared_fc1_width()) * x.element_bytes +
+         probabilities;
 }
 
 // Korthikanti et al. 2022 (sbh(10 + 24/t + 5as/(ht)), 34sbh/t with sequence
@@ -301,7 +470,7 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   const double norm_inputs = 2 * layer_input;
   const double dropout_masks = 2 * local_tokens * x.hidden * kMaskBytes;
   const double qkv_outputs = double(x.tokens()) * (x.q_width() + 2 * x.kv_width()) * x.element_bytes;
-  const double mlp_activation_inputs = double(x.tokens()) * x.fc1_width() * x.element_bytes;
+  const double mlp_activation_inputs = mlp_activation_input_bytes(x);
   const bool scores_stored = !training.flash_attention && training.recompute == Recompute::none;
   // Softmax output, dropout mask and dropout output.
   const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.element_bytes + kMaskBytes)
@@ -316,11 +485,18 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
   const double vector_parameters = layer_vector_parameters(x);
   work.backward_weight.ops.push_back(
       memory_op("norm_bias_wgrad", int64_t(vector_parameters), kGradAccumulateBytes));
-  add_tp_boundary(TpBoundary::enter, 2, x, x.fp8, work.forward, work.backward_input);  // qkv, fc1
-  add_tp_boundary(TpBoundary::leave, 2, x, x.fp8, work.forward, work.backward_input);  // proj, fc2
+  if (x.moe()) {
+    add_tp_boundary(TpBoundary::enter, 1, x, x.fp8, work.forward, work.backward_input);  // qkv
+    add_tp_boundary(TpBoundary::leave, 1, x, x.fp8, work.forward, work.backward_input);  // proj
+    add_moe_collectives(x, work.forward, work.backward_input);
+  } else {
+    add_tp_boundary(TpBoundary::enter, 2, x, x.fp8, work.forward, work.backward_input);  // qkv, fc1
+    add_tp_boundary(TpBoundary::leave, 2, x, x.fp8, work.forward, work.backward_input);  // proj, fc2
+  }
   if (training.recompute == Recompute::selective) work.recompute = forward_pass(core, x.element_bytes);
   if (training.recompute == Recompute::full) work.recompute = work.forward;
   work.parameters = layer_parameters(x);
+  work.expert_parameters = layer_expert_parameters(x);
   if (x.fp8) work.fp8_weights = layer_linear_weights(x);
   work.activation_bytes = layer_activation_bytes(x, training);
   work.weight_grad_activation_bytes = linear_input_bytes(x);
@@ -380,7 +556,6 @@ double training_flops(const UnitWork& work) {
 
 Workload build_workload(const Scenario& scenario) {
   const Shard rank = make_shard(scenario, scenario.parallel.tensor);
-  const Shard whole = make_shard(scenario, 1);
   const TrainingConfig& training = scenario.training;
   const double layers = scenario.model.num_layers;
 
@@ -388,8 +563,7 @@ Workload build_workload(const Scenario& scenario) {
   workload.layer = layer_work(rank, training);
   workload.embedding = embedding_work(rank);
   workload.head = head_work(rank);
-  workload.total_parameters =
-      layers * layer_parameters(whole) + embedding_parameters(whole) + head_parameters(whole);
+  workload.total_parameters = count_parameters(scenario.model).total;
 
   // Every TP rank of every micro-batch of the global batch.
   const double rank_micro_batches =

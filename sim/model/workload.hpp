@@ -44,11 +44,16 @@ double total_bytes(const std::vector<Op>& ops);
 // starts and run beside its compute, what follows the pass waiting for them
 // (sequence parallelism's re-gather of a column-parallel linear's input for
 // its weight gradient, overlapped with the input-gradient GEMM).
+// Expert parallelism's token dispatch and combine are collectives of the
+// same kind, over the layer's expert-parallel group instead of its TP group.
+enum class LayerGroup : uint8_t { tensor, expert };
+
 struct TpCollectives {
   TaskKind kind = TaskKind::ALLREDUCE;
   int count = 0;     // how many
-  double bytes = 0;  // size of each (the full, unsharded tensor)
+  double bytes = 0;  // size of each (the full, unsharded tensor; an all-to-all's: what one rank sends)
   bool overlapped = false;
+  LayerGroup group = LayerGroup::tensor;
 };
 
 struct Pass {
@@ -62,6 +67,9 @@ struct Pass {
 struct UnitWork {
   Pass forward, backward_input, backward_weight, recompute;
   double parameters = 0;  // held by one TP rank
+  // Of those, the routed experts' (one EP rank's share): reduced over the
+  // expert-data-parallel group, the others over the whole data-parallel one.
+  double expert_parameters = 0;
   // fp8 training: the weights of its fp8 linear layers (held by one TP rank),
   // cast to fp8 once a step (TE caches the cast after the first micro-batch).
   double fp8_weights = 0;

@@ -4,7 +4,9 @@
 // backward; ZeRO-3 reduces a chunk's gradients after every backward. With
 // compression, each reduction is preceded by its compression and, once the
 // backward is over, followed by its decompression. The tied embeddings'
-// gradients are all-reduced between the first and last stage.
+// gradients are all-reduced between the first and last stage. With expert
+// parallelism a bucket's routed-expert gradients are reduced over the
+// expert-data-parallel group, the rest over the data-parallel one.
 
 #include "sim/base/text_format.hpp"
 #include "sim/program/lowering.hpp"
@@ -67,10 +69,17 @@ private:
 
   void reduce_bucket(std::span<const ModelUnit> bucket, int stage, const Anchor& anchor) {
     if (c_.layout.data < 2) return;
-    reduce(stage, parameters(bucket) * c_.workload.grad_bytes_per_parameter, anchor, parameters(bucket));
+    const double experts = c_.scenario.parallel.expert > 1 ? expert_parameters(bucket) : 0;
+    const double others = parameters(bucket) - experts;
+    const double bytes_per_parameter = c_.workload.grad_bytes_per_parameter;
+    reduce(stage, others * bytes_per_parameter, anchor, others);
+    const int expert_group = c_.groups.expert_dp[rank_.rank];
+    if (experts > 0 && expert_group >= 0) reduce(stage, experts * bytes_per_parameter, anchor, experts, expert_group);
   }
 
-  void reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters = {});
+  // `group`: the plain reduction's (-1: the rank's data-parallel group).
+  void reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters = {},
+              int group = -1);
 
   void all_reduce_embedding(const Anchor& anchor) {
     const double bytes = c_.workload.embedding.parameters * c_.workload.grad_bytes_per_parameter;
@@ -109,7 +118,8 @@ private:
 
 // Reduces `bytes` of gradients across data-parallel ranks as dp_sync says,
 // compressed first when asked; the optimizer waits for the last task.
-void DpSyncLowering::reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters) {
+void DpSyncLowering::reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters,
+                            int group) {
   std::vector<LoweredTask> tasks;
   if (ratio_ > 1) tasks.push_back(codec(TaskKind::COMPRESS, stage, bytes, anchor));
   auto collective = [&](TaskKind kind, int group, double collective_bytes) {
@@ -129,7 +139,8 @@ void DpSyncLowering::reduce(int stage, double bytes, const Anchor& anchor, std::
     collective(TaskKind::REDUCESCATTER, c_.groups.dp[rank], wire_bytes);
     collective(TaskKind::ALLGATHER, c_.groups.dp[rank], wire_bytes);
   } else {
-    collective(c_.zero_stage == 0 ? TaskKind::ALLREDUCE : TaskKind::REDUCESCATTER, c_.groups.dp[rank], wire_bytes);
+    collective(c_.zero_stage == 0 ? TaskKind::ALLREDUCE : TaskKind::REDUCESCATTER, group >= 0 ? group : c_.groups.dp[rank],
+               wire_bytes);
   }
   LoweredTask& reduced = tasks.back();
   reduced.gradients_ready = true;

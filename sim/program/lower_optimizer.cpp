@@ -16,14 +16,20 @@ void lower_optimizer(LoweringContext& context, RankTasks& rank) {
     if (task.gradients_ready) reductions.push_back(task.label);
   LoweredTask& optimizer = rank.tasks.emplace_back(rank.make(std::move(step), std::move(reductions)));
 
-  double local_parameters = 0, fp8_weights = 0;
+  double local_parameters = 0, expert_parameters = 0, fp8_weights = 0;
   for (int chunk = 0; chunk < context.virtual_stages; ++chunk)
     for (const ModelUnit& unit : context.units(chunk * context.layout.pipeline + context.coords[rank.rank].pp)) {
       local_parameters += unit.work->parameters;
+      expert_parameters += unit.work->expert_parameters;
       fp8_weights += unit.work->fp8_weights;
     }
   const bool sharded = context.zero_stage >= 1 && context.layout.data > 1;
-  const double updated_parameters = local_parameters / (sharded ? context.layout.data : 1);
+  // With expert parallelism the routed experts' states are sharded over their expert-data-parallel group.
+  const ParallelConfig& parallel = context.scenario.parallel;
+  const double experts = parallel.expert > 1 ? expert_parameters : 0;
+  const double updated_parameters = sharded ? (local_parameters - experts) / double(context.layout.data) +
+                                                  experts / double(parallel.expert_data())
+                                            : local_parameters;
   const std::string key = "optimizer " + std::to_string(updated_parameters) + " " + std::to_string(fp8_weights);
   optimizer.work = context.shared_work(key, [&] {
     Work work{"optimizer", {optimizer_op(updated_parameters)}};
@@ -33,11 +39,11 @@ void lower_optimizer(LoweringContext& context, RankTasks& rank) {
   if (!sharded || context.zero_stage == 3 || context.overlap_param_gather) return;
 
   const int optimizer_label = optimizer.label;
-  const int group = context.groups.dp[rank.rank];
-  std::vector<double> buckets;  // parameters of each gradient bucket, in the order they were reduced
+  // Each bucket's weights are gathered over the group its gradients were reduce-scattered over.
+  std::vector<std::pair<double, int>> buckets;  // parameters and group of each gradient bucket, in the order reduced
   for (const LoweredTask& task : rank.tasks)
-    if (task.bucket_parameters) buckets.push_back(*task.bucket_parameters);
-  for (double bucket_parameters : buckets) {
+    if (task.bucket_parameters) buckets.emplace_back(*task.bucket_parameters, task.task.group);
+  for (const auto& [bucket_parameters, group] : buckets) {
     const double bytes = bucket_parameters * context.workload.weight_bytes_per_parameter;
     Task gather = group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER, group, bytes);
     rank.tasks.push_back(rank.make(std::move(gather), {optimizer_label}));

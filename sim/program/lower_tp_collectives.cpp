@@ -1,10 +1,12 @@
-// Tensor-parallel collectives, one task per kind and size standing for the
+// Tensor-parallel collectives (and expert parallelism's token exchange over
+// the EP group), one task per group, kind and size standing for the
 // collectives of the pass. Blocking ones sit right after the compute task
 // whose layers issue them, on the compute stream (they block those layers);
 // overlapped ones (sequence parallelism's re-gather of a linear's input for
 // its weight gradient) on a stream of their own, starting with the compute.
 #include <map>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "sim/program/lowering.hpp"
@@ -13,7 +15,7 @@ namespace simtrain {
 
 namespace {
 
-using TpCounts = std::map<std::pair<TaskKind, double>, int>;  // kind and size -> collectives
+using TpCounts = std::map<std::tuple<LayerGroup, TaskKind, double>, int>;  // group, kind and size -> collectives
 
 // The blocking or the overlapped TP collectives of `compute`'s units and passes, counted per kind and size.
 TpCounts tp_counts(const LoweredTask& compute, bool overlapped) {
@@ -21,7 +23,7 @@ TpCounts tp_counts(const LoweredTask& compute, bool overlapped) {
   for (const ModelUnit& unit : compute.units)
     for (PassOf pass : compute.passes)
       for (const TpCollectives& c : (unit.work->*pass).tp)
-        if (c.overlapped == overlapped) counts[{c.kind, c.bytes}] += c.count;
+        if (c.overlapped == overlapped) counts[{c.group, c.kind, c.bytes}] += c.count;
   return counts;
 }
 
@@ -41,15 +43,17 @@ void add_tp_tasks(const LoweringContext& context, RankTasks& rank, bool overlapp
     for (const auto& [key, count] : counts->second) {
       if (count == 0) continue;
       if (deps.empty()) deps = deps_of(i);
+      const auto [group, kind, bytes] = key;
+      const bool expert = group == LayerGroup::expert;
       Task c;
-      c.kind = key.first;
+      c.kind = kind;
       c.stream = overlapped ? Stream::tp_overlap : Stream::compute;
       c.stage = compute.task.stage;
       c.microbatch = compute.task.microbatch;
-      c.dim = CommDim::tp;
-      c.group = context.groups.tp[rank.rank];
+      c.dim = expert ? CommDim::ep : CommDim::tp;
+      c.group = expert ? context.groups.ep[rank.rank] : context.groups.tp[rank.rank];
       c.count = count;
-      c.bytes = key.second;
+      c.bytes = bytes;
       LoweredTask collective = rank.make(std::move(c), deps, compute.action);
       deps = {collective.label};
       edit.insert_after(i, std::move(collective));

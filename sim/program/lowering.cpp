@@ -52,6 +52,12 @@ double parameters(std::span<const ModelUnit> units) {
   return total;
 }
 
+double expert_parameters(std::span<const ModelUnit> units) {
+  double total = 0;
+  for (const ModelUnit& unit : units) total += unit.work->expert_parameters;
+  return total;
+}
+
 LoweredTask RankTasks::make(Task task, std::vector<int> deps, int action) {
   task.rank = rank;
   LoweredTask lowered;
@@ -121,7 +127,9 @@ std::vector<ActionSpan> action_spans(const RankTasks& rank) {
 
 size_t ready_index(const RankTasks& rank, size_t compute) {
   size_t ready = compute;
-  while (ready + 1 < rank.tasks.size() && rank.tasks[ready + 1].task.dim == CommDim::tp) ++ready;
+  while (ready + 1 < rank.tasks.size() &&
+         (rank.tasks[ready + 1].task.dim == CommDim::tp || rank.tasks[ready + 1].task.dim == CommDim::ep))
+    ++ready;
   return ready;
 }
 

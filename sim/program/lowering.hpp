@@ -9,7 +9,8 @@
 //   lower_compute             F, R, B, W of the schedule; the last backward of a
 //                             chunk split where its gradient buckets close (and, with
 //                             overlap_param_gather, its first forward where they open)
-//   lower_tp_collectives      each compute's blocking tensor-parallel collectives, right after it
+//   lower_tp_collectives      each compute's blocking tensor-parallel collectives (and expert
+//                             parallelism's all-to-alls over the EP group), right after it
 //   lower_pipeline_transfers  RECV before the compute that reads a stage boundary,
 //                             SEND after the one that writes it
 //   lower_parameter_gathers   ZeRO-3's gather of a chunk's parameters before each pass;
@@ -48,6 +49,8 @@ struct ModelUnit {
 };
 
 double parameters(std::span<const ModelUnit> units);
+double expert_parameters(std::span<const ModelUnit> units);  // of those, the routed experts'
+
 
 // A task on its rank's list before numbering. Its dependencies name tasks of
 // the same rank by label, which stays put while passes insert tasks; a RECV's
@@ -153,7 +156,7 @@ struct ActionSpan {
 };
 std::vector<ActionSpan> action_spans(const RankTasks& rank);
 
-// The task after which a compute task's outputs are ready: its last TP collective, or itself.
+// The task after which a compute task's outputs are ready: its last TP (or EP) collective, or itself.
 size_t ready_index(const RankTasks& rank, size_t compute);
 
 // Tasks to place before or after tasks of a rank's list, all placed at once

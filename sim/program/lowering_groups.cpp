@@ -14,6 +14,7 @@ public:
   CommGroups make() {
     if (layout_.tensor > 1) make_tensor_groups();
     if (layout_.data > 1) make_data_groups();
+    if (s_.parallel.expert > 1) make_expert_groups();
     // Tied input and output embeddings live on the first and last stage;
     // Megatron all-reduces their gradients between the two.
     if (s_.model.tie_word_embeddings && layout_.pipeline > 1)
@@ -59,6 +60,24 @@ private:
         group.servers = servers_;
         if (sync == DpSync::ring) group.allreduce_algorithm = Algorithm::ring;
         if (sync == DpSync::tree) group.allreduce_algorithm = Algorithm::tree;
+      }
+  }
+
+  void make_expert_groups() {
+    const int ep = static_cast<int>(s_.parallel.expert), expert_data = layout_.data / ep;
+    for (int pp = 0; pp < layout_.pipeline; ++pp)
+      for (int tp = 0; tp < layout_.tensor; ++tp) {
+        for (int block = 0; block < expert_data; ++block) {
+          std::vector<int> ranks;
+          for (int e = 0; e < ep; ++e) ranks.push_back(layout_.rank(tp, block * ep + e, pp));
+          add(g_.ep, CommDim::ep, "ep", ranks);
+        }
+        if (expert_data < 2) continue;
+        for (int e = 0; e < ep; ++e) {
+          std::vector<int> ranks;
+          for (int block = 0; block < expert_data; ++block) ranks.push_back(layout_.rank(tp, block * ep + e, pp));
+          add(g_.expert_dp, CommDim::dp, "edp", ranks);
+        }
       }
   }
 

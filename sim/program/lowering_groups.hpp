@@ -1,8 +1,8 @@
 #pragma once
 // The communication groups of a Program: tensor-parallel, data-parallel (or,
 // for hierarchical synchronisation, its per-node and across-node parts; or
-// through parameter servers) and the tied-embedding pair, with each rank's
-// group of every kind.
+// through parameter servers), expert-parallel and expert-data-parallel, and
+// the tied-embedding pair, with each rank's group of every kind.
 #include <array>
 #include <vector>
 
@@ -16,13 +16,20 @@ struct CommGroups {
   std::vector<Group> list;  // Program::groups, indexed by id
   // Indexed by rank: the id of the rank's group of each kind, -1 if it has none.
   std::vector<int> tp, dp, dp_node, dp_across, embedding;
+  // Expert parallelism (Megatron-Core's expert rank order tp-ep-dp-pp with
+  // expert_tensor_parallel_size = TP): an EP group is `expert` consecutive
+  // data-parallel ranks; the expert-data-parallel group, over which expert
+  // gradients are reduced, the ranks of one EP index (none where it would
+  // be one rank, and none when EP is 1: experts are reduced with the rest).
+  std::vector<int> ep, expert_dp;
 
   const Group& operator[](int id) const { return list[id]; }
 };
 
 // Every kind of CommGroups' per-rank ids, for code that treats the kinds alike.
-inline constexpr std::array kGroupKinds = {&CommGroups::tp, &CommGroups::dp, &CommGroups::dp_node,
-                                           &CommGroups::dp_across, &CommGroups::embedding};
+inline constexpr std::array kGroupKinds = {&CommGroups::tp,        &CommGroups::dp, &CommGroups::dp_node,
+                                           &CommGroups::dp_across, &CommGroups::embedding, &CommGroups::ep,
+                                           &CommGroups::expert_dp};
 
 // `servers`: the parameter-server hosts data-parallel groups synchronise through (0: none).
 CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers);

@@ -7,7 +7,7 @@
 namespace simtrain {
 
 std::string to_string(CommDim dim) {
-  static const char* names[] = {"none", "tp", "pp", "dp"};
+  static const char* names[] = {"none", "tp", "pp", "dp", "ep"};
   return names[static_cast<int>(dim)];
 }
 

@@ -20,8 +20,9 @@
 
 namespace simtrain {
 
-// Which parallel dimension a communication task belongs to.
-enum class CommDim : uint8_t { none, tp, pp, dp };
+// Which parallel dimension a communication task belongs to (ep: expert
+// parallelism's token dispatch and combine, blocking the layer as TP's do).
+enum class CommDim : uint8_t { none, tp, pp, dp, ep };
 std::string to_string(CommDim dim);
 
 // Tasks on one rank's stream run one at a time, in order; streams of a rank

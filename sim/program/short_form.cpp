@@ -16,13 +16,16 @@ constexpr std::string_view kFieldOrder =
     "s<stage> KIND[_PASS] mb<micro-batch> L<first>-<last>|Lnone ->s<peer>|<-s<peer> <group> <size> /<ratio> "
     "x<count> #<occurrence>";
 
+// A collective a compute task's layers issue, right after it: TP's, and EP's token exchange.
+bool is_layer_collective(const Task& task) { return task.dim == CommDim::tp || task.dim == CommDim::ep; }
+
 // The compute pass a transfer or TP collective carries, found along its
 // dependencies: a SEND waits for the end of its pass (the pass itself or the
 // TP collective after it), a TP collective for the task before it, a RECV for
 // its SEND.
 std::optional<TaskKind> carried_pass(const Program& program, const Task& task) {
   const Task* t = &task;
-  while (t->kind == TaskKind::SEND || t->kind == TaskKind::RECV || t->dim == CommDim::tp) {
+  while (t->kind == TaskKind::SEND || t->kind == TaskKind::RECV || is_layer_collective(*t)) {
     const std::span<const int32_t> deps = program.deps(*t);
     if (deps.empty()) return std::nullopt;
     t = &program.tasks.at(deps.front());
@@ -60,7 +63,7 @@ TaskKey key_without_occurrence(const Program& program, const Task& task, bool pi
   key.kind = task.kind;
   key.microbatch = task.microbatch;
   if (piece) key.layers = std::make_pair(task.layer_begin, task.layer_end);
-  if (task.kind == TaskKind::SEND || task.kind == TaskKind::RECV || task.dim == CommDim::tp) {
+  if (task.kind == TaskKind::SEND || task.kind == TaskKind::RECV || is_layer_collective(task)) {
     key.pass = carried_pass(program, task);
     key.peer_stage = peer_stage(task, key.pass);
   }
@@ -102,14 +105,14 @@ std::optional<int> after_prefix(std::string_view word, std::string_view prefix) 
 }
 
 std::optional<TaskKind> read_kind(std::string_view word) {
-  for (int k = 0; k <= static_cast<int>(TaskKind::DECOMPRESS); ++k)
+  for (int k = 0; k <= static_cast<int>(TaskKind::ALLTOALL); ++k)
     if (to_string(static_cast<TaskKind>(k)) == word) return static_cast<TaskKind>(k);
   return std::nullopt;
 }
 
 std::string kind_names() {
   std::string names;
-  for (int k = 0; k <= static_cast<int>(TaskKind::DECOMPRESS); ++k) names += to_string(static_cast<TaskKind>(k)) + ", ";
+  for (int k = 0; k <= static_cast<int>(TaskKind::ALLTOALL); ++k) names += to_string(static_cast<TaskKind>(k)) + ", ";
   return names + "PUSH, PULL";
 }
 

@@ -22,9 +22,9 @@ std::optional<Enum> enum_named(const std::string& text, int count) {
     if (to_string(static_cast<Enum>(i)) == text) return static_cast<Enum>(i);
   return std::nullopt;
 }
-constexpr int task_kinds = static_cast<int>(TaskKind::DECOMPRESS) + 1;
+constexpr int task_kinds = static_cast<int>(TaskKind::ALLTOALL) + 1;
 constexpr int streams = static_cast<int>(Stream::tp_overlap) + 1;
-constexpr int comm_dims = static_cast<int>(CommDim::dp) + 1;
+constexpr int comm_dims = static_cast<int>(CommDim::ep) + 1;
 constexpr int op_classes = static_cast<int>(OpClass::optimizer) + 1;
 constexpr int dtypes = static_cast<int>(Dtype::fp8) + 1;
 
@@ -119,7 +119,7 @@ public:
     t.id = static_cast<int>(args.required_integer("id", 0));
     t.stage = static_cast<int>(args.integer("stage", -1).value_or(-1));
     t.microbatch = static_cast<int>(args.integer("microbatch", -1).value_or(-1));
-    t.dim = enum_named<CommDim>(args.choice("dim", {"none", "tp", "pp", "dp"}).value_or("none"), comm_dims).value();
+    t.dim = enum_named<CommDim>(args.choice("dim", {"none", "tp", "pp", "dp", "ep"}).value_or("none"), comm_dims).value();
     t.bytes = args.number("bytes").value_or(0);
     t.count = static_cast<int>(args.integer("count").value_or(1));
     if (args.has("ops")) {  // live traces: what each op of a compute task took

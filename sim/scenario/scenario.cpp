@@ -45,6 +45,10 @@ std::string to_string(ScheduleKind schedule) {
 
 std::string to_string(P2pCommunication p2p) { return p2p == P2pCommunication::paired ? "paired" : "eager"; }
 
+std::string to_string(MoeDispatcher dispatcher) {
+  return dispatcher == MoeDispatcher::alltoall ? "alltoall" : "allgather";
+}
+
 std::string to_string(DpSync sync) {
   switch (sync) {
     case DpSync::auto_: return "auto";
@@ -72,7 +76,8 @@ const std::vector<std::string> model_keys = {
     "position_embedding", "tie_word_embeddings"};
 const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
                                                 "dtype",         "fp8_recipe",            "recompute_granularity",
-                                                "flash_attention", "train_tokens"};
+                                                "flash_attention", "train_tokens",          "moe_load_imbalance",
+                                                "capacity_factor"};
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank", "sequence_parallel", "zero_stage",
@@ -80,7 +85,8 @@ const std::vector<std::string> parallelism_keys = {
     "grad_reduce_in_bf16", "overlap_param_gather", "dp_sync", "parameter_servers", "dp_compression_ratio",
     "dp_compression_seconds_per_GB", "pipeline_layers", "decoder_first_pipeline_num_layers",
     "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-    "pipeline_model_parallel_layout"};
+    "pipeline_model_parallel_layout", "expert_model_parallel_size", "expert_tensor_parallel_size",
+    "moe_token_dispatcher_type"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
@@ -166,6 +172,8 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   t.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
   t.flash_attention = f.boolean("flash_attention").value_or(true);
   t.train_tokens = f.number("train_tokens", 1).value_or(0);
+  t.moe_load_imbalance = f.number("moe_load_imbalance", 1).value_or(1);
+  t.capacity_factor = f.number("capacity_factor", 1e-9).value_or(0);  // null or absent, as Megatron's default: dropless
   f.reject_unknown();
   return t;
 }
@@ -223,6 +231,11 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   if (f.has("parameter_servers") && p.dp_sync != DpSync::parameter_server)
     f.fail("parameter_servers", "is only used by dp_sync parameter_server, not " + sync);
   p.parameter_servers = f.integer("parameter_servers").value_or(1);
+  p.expert = f.integer("expert_model_parallel_size").value_or(1);
+  p.expert_tensor = f.integer("expert_tensor_parallel_size").value_or(p.tensor);  // Megatron's default
+  p.moe_dispatcher = f.choice("moe_token_dispatcher_type", {"alltoall", "allgather"}).value_or("alltoall") == "alltoall"
+                         ? MoeDispatcher::alltoall
+                         : MoeDispatcher::allgather;
   p.dp_compression_ratio = f.number("dp_compression_ratio", 1).value_or(1);
   p.dp_compression_seconds_per_byte = f.number("dp_compression_seconds_per_GB").value_or(1e-3) / 1e9;
   f.reject_unknown();
@@ -278,6 +291,44 @@ void check_data_parallel(Scenario& s, const RuleBroken& fail) {
   if (p.dp_bucket_bytes == 0) p.dp_bucket_bytes = std::max<double>(40e6, 1e6 * data) * 4;  // Megatron's default
 }
 
+// Megatron-Core's rules for expert parallelism (megatron/training/arguments.py,
+// parallel_state.py), and what simtrain does not simulate with it yet.
+void check_experts(const Scenario& s, const RuleBroken& fail) {
+  const ModelConfig& m = s.model;
+  const ParallelConfig& p = s.parallel;
+  const TrainingConfig& t = s.training;
+  if (!m.has_experts()) {
+    if (p.expert > 1) fail("parallelism.expert_model_parallel_size", "needs a model with experts, got " + str(p.expert));
+    if (t.moe_load_imbalance != 1) fail("training.moe_load_imbalance", "needs a model with experts");
+    if (t.capacity_factor) fail("training.capacity_factor", "needs a model with experts");
+    return;
+  }
+  if (p.expert_tensor != p.tensor)
+    fail("parallelism.expert_tensor_parallel_size", "only expert_tensor_parallel_size = tensor_model_parallel_size (" +
+                                                        str(p.tensor) + ") is simulated, got " + str(p.expert_tensor));
+  if (p.data % p.expert != 0)
+    fail("parallelism.expert_model_parallel_size", "must divide the data-parallel size (" + str(p.data) +
+                                                       "): expert-parallel groups are carved out of it, got " + str(p.expert));
+  if (m.num_experts % p.expert != 0)
+    fail("parallelism.expert_model_parallel_size",
+         "must divide the number of experts (" + str(m.num_experts) + "), got " + str(p.expert));
+  if (m.moe_intermediate_size % p.tensor != 0 || m.shared_expert_intermediate_size % p.tensor != 0)
+    fail("parallelism.tensor_model_parallel_size", "must divide moe_intermediate_size (" + str(m.moe_intermediate_size) +
+                                                       ") and shared_expert_intermediate_size (" +
+                                                       str(m.shared_expert_intermediate_size) + "), got " + str(p.tensor));
+  if (p.expert > 1 && p.tensor > 1 && !p.sequence_parallel)
+    fail("parallelism.sequence_parallel", "expert and tensor parallelism together need sequence parallelism, as in Megatron");
+  if (p.expert == 1) return;
+  const auto not_with_experts = [&](const std::string& field, const std::string& setting) {
+    fail(field, setting + " is not simulated with expert parallelism yet");
+  };
+  if (p.zero_stage >= 2) not_with_experts("parallelism.zero_stage", "zero_stage " + str(p.zero_stage));
+  if (p.overlap_param_gather) not_with_experts("parallelism.overlap_param_gather", "overlap_param_gather");
+  if (p.dp_sync == DpSync::hierarchical || p.dp_sync == DpSync::parameter_server)
+    not_with_experts("parallelism.dp_sync", "dp_sync " + to_string(p.dp_sync));
+  if (p.dp_compression_ratio != 1) not_with_experts("parallelism.dp_compression_ratio", "gradient compression");
+}
+
 void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
   const ModelConfig& m = s.model;
   const ParallelConfig& p = s.parallel;
@@ -298,10 +349,13 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
 }
 
-// The workload builds dense layers with q/k/v attention: a model of another
-// shape is refused, never simulated as one it is not.
+// The workload builds layers with q/k/v attention, all dense or all MoE (one
+// layer's work stands for every layer): a model of another shape is refused,
+// never simulated as one it is not.
 void check_simulated(const ModelConfig& m, const RuleBroken& fail) {
-  if (m.has_experts()) fail("model.num_experts", "mixture-of-experts layers are not simulated yet (issue 17)");
+  if (m.has_experts() && m.moe_layer_count() != m.num_layers)
+    fail("model.num_experts", "a model mixing dense and mixture-of-experts layers is not simulated yet (issue 17): " +
+                                  str(m.moe_layer_count()) + " of its " + str(m.num_layers) + " layers are MoE");
   if (m.has_latent_attention())
     fail("model.kv_lora_rank", "multi-head latent attention is not simulated yet (issue 17)");
 }
@@ -314,6 +368,7 @@ void check_consistency(Scenario& s, const std::string& file) {
   check_tensor_split(s.model, s.parallel, fail);
   resolve_pipeline_layout(s.model.num_layers, s.parallel, file);
   check_data_parallel(s, fail);
+  check_experts(s, fail);
   check_batch_and_precision(s, fail);
   check_limits(s, file);
 }

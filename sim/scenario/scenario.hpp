@@ -33,6 +33,11 @@ enum class DpSync { auto_, ring, tree, hierarchical, parameter_server };
 // compute stream until then. eager: the SEND goes out as soon as it is
 // issued, into a pre-posted receive that blocks nothing.
 enum class P2pCommunication { paired, eager };
+// How an MoE layer moves tokens to the ranks of their experts
+// (Megatron-Core's --moe-token-dispatcher-type): all-to-all sends each
+// token to the ranks it is routed to; allgather gathers every rank's tokens
+// on every rank of the expert-parallel group and reduce-scatters the outputs.
+enum class MoeDispatcher { alltoall, allgather };
 
 double dtype_bytes(Dtype dtype);
 std::string to_string(Dtype dtype);
@@ -41,6 +46,7 @@ std::string to_string(Fp8Recipe recipe);
 std::string to_string(ScheduleKind schedule);
 std::string to_string(DpSync sync);
 std::string to_string(P2pCommunication p2p);
+std::string to_string(MoeDispatcher dispatcher);
 
 struct TrainingConfig {
   int64_t seq_length = 0;
@@ -51,6 +57,12 @@ struct TrainingConfig {
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // fp8 training only
   bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
   double train_tokens = 0;      // the whole run's token budget (0: not given)
+  // Mixture of experts: the busiest expert's share of the tokens over the
+  // mean (1: balanced, as NeMo's benchmarks force it), and the capacity of
+  // an expert in multiples of the mean (0: dropless; Megatron's
+  // --moe-expert-capacity-factor), which caps what the busiest one receives.
+  double moe_load_imbalance = 1;
+  double capacity_factor = 0;
 };
 
 struct ParallelConfig {
@@ -69,6 +81,13 @@ struct ParallelConfig {
   // weights all-gathered while the forward runs, not after the optimizer.
   bool overlap_param_gather = false;
   DpSync dp_sync = DpSync::auto_;
+  // Expert parallelism, as Megatron-Core carves it out of the data-parallel
+  // ranks: the routed experts of an MoE layer split over `expert` ranks of
+  // consecutive data-parallel index, each expert sharded over
+  // expert_tensor ranks (== tensor: the only layout simulated).
+  int64_t expert = 1;         // expert_model_parallel_size
+  int64_t expert_tensor = 1;  // expert_tensor_parallel_size (default: tensor_model_parallel_size)
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   int64_t parameter_servers = 1;     // server hosts holding parameter shards (dp_sync parameter_server)
   double dp_compression_ratio = 1;   // gradient traffic is divided by this
   double dp_compression_seconds_per_byte = 1e-12;  // compress, and again decompress, per byte of uncompressed gradient
@@ -91,6 +110,8 @@ struct ParallelConfig {
   std::vector<int64_t> stage_layers;
 
   int64_t world_size() const { return tensor * pipeline * data; }
+  // The ranks holding the same experts, over which their gradients are reduced.
+  int64_t expert_data() const { return data / expert; }
 };
 
 struct ClusterConfig {

@@ -38,13 +38,18 @@ double estimated_tasks(const Scenario& s) {
   const double actions = static_cast<double>(s.micro_batches()) * v * (p.schedule == ScheduleKind::zb_h1 ? 3 : 2);
   // A pass is followed by its TP collectives, one task per size: the layers'
   // (two with sequence parallelism) and the cross-entropy's.
-  const double tp_sizes = p.tensor > 1 ? (p.sequence_parallel ? 3 : 2) : 0;
+  // An MoE layer's exchanges add sizes: expert parallelism's (the allgather
+  // dispatcher's two), and over TP its routed rows'.
+  const double ep_sizes = p.expert > 1 ? (p.moe_dispatcher == MoeDispatcher::alltoall ? 1 : 2) : 0;
+  const double moe_tp_sizes = s.model.has_experts() && p.tensor > 1 ? (p.sequence_parallel ? 2 : 1) : 0;
+  const double tp_sizes = (p.tensor > 1 ? (p.sequence_parallel ? 3 : 2) : 0) + ep_sizes + moe_tp_sizes;
   const double passes = s.training.recompute == Recompute::none ? 1 : 2;
   const double tasks_per_action = passes * (1 + tp_sizes) + (p.pipeline > 1 ? 2 : 0) +  // send, receive
                                   (p.zero_stage == 3 && p.data > 1 ? 2 : 0);             // gather, reduce-scatter
   // At most one gradient bucket per unit of a chunk (its layers, embedding,
   // head), each a compute task with its TP collectives, a reduction and a gather.
-  const double bucket_tasks = (most_layers_on_a_rank(s) + 2 * v) * (3 + tp_sizes);
+  // With expert parallelism a bucket's experts are reduced on their own.
+  const double bucket_tasks = (most_layers_on_a_rank(s) + 2 * v) * (3 + tp_sizes + (p.expert > 1 ? 2 : 0));
   return static_cast<double>(p.world_size()) * (actions * tasks_per_action + bucket_tasks + 2);  // + optimizer, embedding sync
 }
 

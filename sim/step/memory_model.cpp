@@ -10,6 +10,7 @@ namespace {
 
 struct StageShare {
   double parameters = 0;
+  double expert_parameters = 0;  // of them, the routed experts' (sharded over the expert-data-parallel group)
   double activation_bytes = 0;
   double weight_grad_bytes = 0;
 };
@@ -17,7 +18,7 @@ struct StageShare {
 StageShare stage_share(const Workload& w, const Scenario& s, int stage) {
   const StageUnits held = stage_units(w, stage);
   const double layers = held.layers;
-  StageShare share{layers * w.layer.parameters, layers * w.layer.activation_bytes,
+  StageShare share{layers * w.layer.parameters, layers * w.layer.expert_parameters, layers * w.layer.activation_bytes,
                    layers * w.layer.weight_grad_activation_bytes};
   auto add = [&](const UnitWork& unit) {
     share.parameters += unit.parameters;
@@ -33,13 +34,22 @@ StageShare stage_share(const Workload& w, const Scenario& s, int stage) {
   return share;
 }
 
+// Bytes of `bytes_per_parameter` for a rank's parameters, sharded over the
+// data-parallel group where `sharded`; with expert parallelism, the routed
+// experts' over their expert-data-parallel group.
+double state_bytes(const Scenario& s, const StageShare& held, double bytes_per_parameter, bool sharded) {
+  if (!sharded) return held.parameters * bytes_per_parameter;
+  const double experts = s.parallel.expert > 1 ? held.expert_parameters : 0;
+  return (held.parameters - experts) * bytes_per_parameter / static_cast<double>(s.parallel.data) +
+         experts * bytes_per_parameter / static_cast<double>(s.parallel.expert_data());
+}
+
 // Model states, sharded as ZeRO shards them.
-void add_model_states(MemoryBreakdown& m, const Scenario& s, const Workload& w, double parameters) {
-  const double d = static_cast<double>(s.parallel.data);
+void add_model_states(MemoryBreakdown& m, const Scenario& s, const Workload& w, const StageShare& held) {
   const int zero = s.parallel.zero_stage;
-  m.weights_bytes = parameters * w.weight_bytes_per_parameter / (zero >= 3 ? d : 1);
-  m.gradients_bytes = parameters * w.grad_bytes_per_parameter / (zero >= 2 ? d : 1);
-  m.optimizer_bytes = parameters * w.optimizer_state_bytes_per_parameter / (zero >= 1 ? d : 1);
+  m.weights_bytes = state_bytes(s, held, w.weight_bytes_per_parameter, zero >= 3);
+  m.gradients_bytes = state_bytes(s, held, w.grad_bytes_per_parameter, zero >= 2);
+  m.optimizer_bytes = state_bytes(s, held, w.optimizer_state_bytes_per_parameter, zero >= 1);
 }
 
 // A forward, backward or weight-gradient pass of one micro-batch through one model stage.
@@ -80,17 +90,29 @@ void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, c
 
 }  // namespace
 
+namespace {
+
+// The parameters of a pipeline rank's chunks.
+StageShare held_parameters(const Scenario& s, const Workload& w, int pp) {
+  const int p = static_cast<int>(s.parallel.pipeline), v = static_cast<int>(s.virtual_stages());
+  StageShare held;
+  for (int chunk = 0; chunk < v; ++chunk) {
+    const StageShare share = stage_share(w, s, chunk * p + pp);
+    held.parameters += share.parameters;
+    held.expert_parameters += share.expert_parameters;
+  }
+  return held;
+}
+
+}  // namespace
+
 double parameters_on_rank(const Scenario& s, const Workload& w, const Program& program, int rank) {
-  double parameters = 0;
-  for (int chunk = 0; chunk < program.virtual_stages; ++chunk)
-    parameters += stage_share(w, s, chunk * program.pipeline_size + program.coords[rank].pp).parameters;
-  return parameters;
+  return held_parameters(s, w, program.coords[rank].pp).parameters;
 }
 
 MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Program& program, int rank) {
   MemoryBreakdown m;
-  const double parameters = parameters_on_rank(s, w, program, rank);
-  add_model_states(m, s, w, parameters);
+  add_model_states(m, s, w, held_parameters(s, w, program.coords[rank].pp));
   std::vector<StagePass> passes;
   for (int id : program.rank_tasks(rank)) {
     const Task& t = program.tasks[id];
@@ -102,13 +124,11 @@ MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Prog
 }
 
 std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& s, const Workload& w) {
-  const int p = static_cast<int>(s.parallel.pipeline), v = static_cast<int>(s.virtual_stages());
+  const int p = static_cast<int>(s.parallel.pipeline);
   const auto schedule = pipeline_schedule(s);
   std::vector<MemoryBreakdown> memory(p);
   for (int pp = 0; pp < p; ++pp) {
-    double parameters = 0;
-    for (int chunk = 0; chunk < v; ++chunk) parameters += stage_share(w, s, chunk * p + pp).parameters;
-    add_model_states(memory[pp], s, w, parameters);
+    add_model_states(memory[pp], s, w, held_parameters(s, w, pp));
     std::vector<StagePass> passes;
     for (const PipelineAction& a : schedule[pp]) passes.push_back({a.kind, a.chunk * p + pp, a.microbatch});
     add_activations(memory[pp], s, w, passes);
@@ -118,17 +138,24 @@ std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& s, const W
 
 constexpr double rng_state_bytes = 16 * 1024;  // CUDA and CPU generator states of one rank
 
+// Unsharded states are written by one replica: the first data-parallel rank,
+// and for the routed experts the first rank of each expert-parallel group's
+// members (the first EP data-parallel ranks).
 std::vector<double> checkpoint_bytes_per_rank(const Scenario& s, const Workload& w, const Program& program) {
-  const double d = static_cast<double>(s.parallel.data);
   const int zero = s.parallel.zero_stage;
   std::vector<double> bytes;
   for (int rank = 0; rank < program.world_size; ++rank) {
-    const double parameters = parameters_on_rank(s, w, program, rank);
-    const bool first_replica = program.coords[rank].dp == 0;
-    const double weights_bytes = w.weight_bytes_per_parameter * parameters;
-    const double optimizer_bytes = w.optimizer_state_bytes_per_parameter * parameters;
-    const double weights = zero >= 3 ? weights_bytes / d : (first_replica ? weights_bytes : 0);
-    const double optimizer = zero >= 1 ? optimizer_bytes / d : (first_replica ? optimizer_bytes : 0);
+    const StageShare held = held_parameters(s, w, program.coords[rank].pp);
+    const int dp = program.coords[rank].dp;
+    const double experts = s.parallel.expert > 1 ? held.expert_parameters : 0;
+    const auto replica_bytes = [&](double bytes_per_parameter) {
+      return (dp == 0 ? (held.parameters - experts) * bytes_per_parameter : 0) +
+             (dp < s.parallel.expert ? experts * bytes_per_parameter : 0);
+    };
+    const double weights = zero >= 3 ? state_bytes(s, held, w.weight_bytes_per_parameter, true)
+                                     : replica_bytes(w.weight_bytes_per_parameter);
+    const double optimizer = zero >= 1 ? state_bytes(s, held, w.optimizer_state_bytes_per_parameter, true)
+                                       : replica_bytes(w.optimizer_state_bytes_per_parameter);
     bytes.push_back(weights + optimizer + rng_state_bytes);
   }
   return bytes;

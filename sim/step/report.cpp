@@ -37,7 +37,8 @@ TimeSplit mean_split(const std::vector<StageFigures>& stages) {
 int activity_level(const Task& task) {
   if (is_compute(task.kind)) return 0;
   switch (task.dim) {
-    case CommDim::tp: return 1;
+    case CommDim::tp:
+    case CommDim::ep: return 1;  // the token exchange blocks its layer as TP's collectives do: counted with them
     case CommDim::pp: return 2;
     default: return 3;
   }

@@ -35,13 +35,20 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
   const ModelConfig& m = s.model;
   const ParallelConfig& p = s.parallel;
   const TrainingConfig& t = s.training;
+  // Models with experts say how they are routed and split; a dense model's lines stay as they were.
+  const std::string experts =
+      m.has_experts()
+          ? ", " + std::to_string(m.num_experts) + " experts (top-" + std::to_string(m.experts_per_token) + ")"
+          : "";
+  const std::string expert_parallel =
+      m.has_experts() ? ", EP " + std::to_string(p.expert) + " (" + to_string(p.moe_dispatcher) + ")" : "";
   return {
       aligned_line("model", m.name + ": " + std::to_string(m.num_layers) + " layers, hidden size " +
-                                std::to_string(m.hidden_size) + ", " +
+                                std::to_string(m.hidden_size) + experts + ", " +
                                 parameter_count(w.total_parameters) + " parameters"),
       aligned_line("cluster", std::to_string(s.cluster.num_gpus) + " x " + s.cluster.gpu.name + ", topology " +
                                   s.cluster.topology.name),
-      aligned_line("parallelism", parallel_layout(s) + ", schedule " + to_string(p.schedule) + ", ZeRO stage " +
+      aligned_line("parallelism", parallel_layout(s) + expert_parallel + ", schedule " + to_string(p.schedule) + ", ZeRO stage " +
                                       std::to_string(p.zero_stage) + ", sequence parallel " +
                                       on_off(p.sequence_parallel)),
       aligned_line("batch", "micro-batch size " + std::to_string(t.micro_batch_size) + ", " +
@@ -81,6 +88,14 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& 
                          {"dtype", to_string(t.dtype)},
                          {"recompute_granularity", to_string(t.recompute)}};
   if (t.dtype == Dtype::fp8) summary["training"]["fp8_recipe"] = to_string(t.fp8_recipe);
+  if (m.has_experts()) {
+    summary["model"]["num_experts"] = m.num_experts;
+    summary["model"]["num_experts_per_tok"] = m.experts_per_token;
+    summary["parallelism"]["expert_model_parallel_size"] = p.expert;
+    summary["parallelism"]["moe_token_dispatcher_type"] = to_string(p.moe_dispatcher);
+    summary["training"]["moe_load_imbalance"] = t.moe_load_imbalance;
+    summary["training"]["capacity_factor"] = t.capacity_factor > 0 ? nlohmann::ordered_json(t.capacity_factor) : nullptr;
+  }
   return summary;
 }
 

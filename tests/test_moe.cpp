@@ -1,0 +1,259 @@
+// Mixture of experts with expert parallelism (issue 17): the MoE layer's work,
+// the token exchange over the expert-parallel group, expert gradients over
+// the expert-data-parallel group, memory with experts sharded, and the
+// scenario fields' checks.
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/engine/simulate.hpp"
+#include "sim/model/parameter_count.hpp"
+#include "sim/model/profiled_cost_model.hpp"
+#include "sim/program/program_builder.hpp"
+#include "sim/step/memory_model.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+
+namespace {
+
+// The test GPT of fixtures::scenario_json (h 512, 4 layers, 8 heads, biases,
+// LayerNorm, GELU, tied and learned embeddings) with 8 experts of width 256, top-2.
+nlohmann::json moe_json(int tp, int pp, int dp, int ep) {
+  nlohmann::json doc = fixtures::scenario_json(tp, pp, dp, 4, "1f1b");
+  doc["model"].update({{"num_experts", 8}, {"num_experts_per_tok", 2}, {"moe_intermediate_size", 256}});
+  doc["parallelism"]["expert_model_parallel_size"] = ep;
+  if (tp > 1) doc["parallelism"]["sequence_parallel"] = true;
+  return doc;
+}
+
+Scenario moe_scenario(int tp, int pp, int dp, int ep) { return fixtures::scenario_from(moe_json(tp, pp, dp, ep)); }
+
+double seconds_of(const std::vector<Op>& ops, const Scenario& s, const std::string& prefix) {
+  const std::unique_ptr<CostModel> model = make_cost_model(s);
+  double seconds = 0;
+  for (const Op& op : ops)
+    if (op.name.rfind(prefix, 0) == 0) seconds += model->op_time(op, s.training.dtype).seconds;
+  return seconds;
+}
+
+const Op& op_named(const Pass& pass, const std::string& name) {
+  for (const Op& op : pass.ops)
+    if (op.name == name) return op;
+  throw std::runtime_error("no op " + name);
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    fixtures::scenario_from(doc);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+// Megatron's count (as the published model TFLOP/s): 6 FLOPs per active
+// parameter and token (the token table's lookup none), plus attention's
+// 12 s x (heads x head_dim) per token and layer, forward and backward.
+TEST(Moe, FlopsPerTokenAreSixTimesTheActiveParametersPlusAttention) {
+  for (const char* name : {"qwen3-30b-a3b-16xh100", "mixtral-8x7b-64xh100"}) {
+    const Scenario s = load_scenario(name);
+    const Workload w = build_workload(s);
+    const ParameterCount count = count_parameters(s.model);
+    const ModelConfig& m = s.model;
+    const double attention = 12.0 * double(s.training.seq_length) * double(m.num_attention_heads * m.head_dim) *
+                             double(m.num_layers);
+    const double expected = 6 * (count.active - count.embedding) + attention;
+    EXPECT_NEAR(w.model_flops_per_step / w.tokens_per_step / expected, 1, 0.01) << name;
+    EXPECT_EQ(w.total_parameters, count.total) << name;
+  }
+}
+
+// Mixtral on EP 8 holds one expert a rank: the busiest rank's grouped GEMMs
+// are the busiest expert's, twice the mean's rows at imbalance 2; Megatron's
+// FLOP count stays the mean's.
+TEST(Moe, LoadImbalanceTwoDoublesTheBusiestExpertsTime) {
+  const Scenario balanced = load_scenario("mixtral-8x7b-64xh100");
+  const Scenario skewed = load_scenario("mixtral-8x7b-64xh100", {"moe_load_imbalance=2"});
+  const Workload wb = build_workload(balanced), ws = build_workload(skewed);
+  for (const auto pass : {&UnitWork::forward, &UnitWork::backward_input, &UnitWork::backward_weight}) {
+    const double ratio = seconds_of((ws.layer.*pass).ops, skewed, "expert_fc") /
+                         seconds_of((wb.layer.*pass).ops, balanced, "expert_fc");
+    EXPECT_NEAR(ratio, 2, 0.02);
+    EXPECT_DOUBLE_EQ((ws.layer.*pass).flops(), (wb.layer.*pass).flops());
+  }
+  // The busiest expert's rows: the EP group's 8 x 4096 tokens x top-2 over 8 experts, doubled; a capacity factor caps them.
+  EXPECT_EQ(op_named(ws.layer.forward, "expert_fc1").shape[0], 2 * 8 * 4096 * 2 / 8);
+  const Scenario capped = load_scenario("mixtral-8x7b-64xh100", {"moe_load_imbalance=2", "capacity_factor=1.25"});
+  EXPECT_EQ(op_named(build_workload(capped).layer.forward, "expert_fc1").shape[0], 8 * 4096 * 2 / 8 * 5 / 4);
+}
+
+// EP 4 of DP 8: ranks 0-3 and 4-7 exchange tokens; the experts' gradients
+// are reduced between the ranks of one EP index ({0, 4}, {1, 5} ...), the
+// rest over all 8.
+TEST(Moe, TokensAreExchangedOverTheExpertGroupAndExpertGradientsOverTheExpertDataGroup) {
+  const Scenario s = moe_scenario(1, 1, 8, 4);
+  const Workload w = build_workload(s);
+  const Program p = build_program(s, w);
+  std::set<std::vector<int>> ep_groups, edp_groups;
+  for (const Group& g : p.groups) {
+    if (g.name.rfind("ep", 0) == 0) ep_groups.insert(g.ranks);
+    if (g.name.rfind("edp", 0) == 0) edp_groups.insert(g.ranks);
+  }
+  EXPECT_EQ(ep_groups, (std::set<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(edp_groups, (std::set<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+
+  // Each rank sends its 512 tokens x top-2 rows of 512 bf16 values: each of the 4 layers' dispatch and
+  // combine after every pass.
+  const double exchange_bytes = 512.0 * 2 * 512 * 2;
+  std::map<TaskKind, int> exchanges_after;
+  const RankTaskIds ids = p.rank_tasks(5);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Task& t = p.tasks[ids[i]];
+    if (t.kind != TaskKind::ALLTOALL) continue;
+    EXPECT_EQ(t.dim, CommDim::ep);
+    EXPECT_EQ(t.stream, Stream::compute);
+    EXPECT_EQ(p.groups[t.group].ranks, (std::vector<int>{4, 5, 6, 7}));
+    EXPECT_EQ(t.bytes, exchange_bytes);
+    EXPECT_EQ(t.count, 2 * 4);
+    exchanges_after[p.tasks[ids[i - 1]].kind] += 1;
+  }
+  EXPECT_EQ(exchanges_after, (std::map<TaskKind, int>{{TaskKind::F, 8}, {TaskKind::B, 8}}));
+
+  double dense_bytes = 0, expert_bytes = 0;
+  for (int id : p.rank_tasks(5)) {
+    const Task& t = p.tasks[id];
+    if (t.kind != TaskKind::ALLREDUCE || t.group < 0) continue;
+    (p.groups[t.group].name.rfind("edp", 0) == 0 ? expert_bytes : dense_bytes) += t.bytes;
+    if (p.groups[t.group].name.rfind("edp", 0) == 0) EXPECT_EQ(p.groups[t.group].ranks, (std::vector<int>{1, 5}));
+  }
+  const double experts = 4 * w.layer.expert_parameters;
+  EXPECT_EQ(experts, 4 * 2 * (2 * 512.0 * 256 + 256 + 512));  // 4 layers x 2 local experts (fc1, fc2 and biases)
+  EXPECT_DOUBLE_EQ(expert_bytes, experts * 4);
+  EXPECT_DOUBLE_EQ(dense_bytes, (parameters_on_rank(s, w, p, 5) - experts) * 4);
+}
+
+// The Program's checks of tests/test_program.cpp for EP scenarios: every
+// task listed once by its rank, every SEND received once with its size, the
+// members of each group issuing the same collectives in the same order, and
+// the compute adding up to the step's FLOPs.
+TEST(Moe, ExpertParallelProgramsHoldTogether) {
+  std::vector<nlohmann::json> documents = {moe_json(1, 1, 8, 4), moe_json(2, 2, 2, 2), moe_json(1, 2, 4, 4)};
+  nlohmann::json allgather = moe_json(1, 1, 8, 8);
+  allgather["parallelism"]["moe_token_dispatcher_type"] = "allgather";
+  nlohmann::json zero1 = moe_json(1, 2, 4, 2);
+  zero1["parallelism"].update({{"zero_stage", 1}, {"overlap_grad_reduce", true}, {"ddp_bucket_size", 100000}});
+  documents.insert(documents.end(), {allgather, zero1});
+  for (const nlohmann::json& doc : documents) {
+    const Scenario s = fixtures::scenario_from(doc);
+    const Workload w = build_workload(s);
+    const Program p = build_program(s, w);
+    SCOPED_TRACE(doc["parallelism"].dump());
+    size_t listed = 0;
+    for (int rank = 0; rank < p.world_size; ++rank)
+      for (int id : p.rank_tasks(rank)) {
+        EXPECT_EQ(p.tasks[id].rank, rank);
+        ++listed;
+      }
+    EXPECT_EQ(listed, p.tasks.size());
+    std::map<std::pair<int, int>, double> sent, received;
+    for (const Task& t : p.tasks) {
+      if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
+      if (t.kind == TaskKind::RECV) received[{t.peer, t.rank}] += t.bytes;
+    }
+    EXPECT_EQ(sent, received);
+    for (const Group& g : p.groups) {
+      std::vector<std::tuple<TaskKind, double, int>> first;
+      for (size_t i = 0; i < g.ranks.size(); ++i) {
+        std::vector<std::tuple<TaskKind, double, int>> sequence;
+        for (int id : p.rank_tasks(g.ranks[i]))
+          if (p.tasks[id].group == g.id) sequence.emplace_back(p.tasks[id].kind, p.tasks[id].bytes, p.tasks[id].count);
+        if (i == 0) first = sequence;
+        EXPECT_EQ(sequence, first) << g.name;
+      }
+      EXPECT_FALSE(first.empty()) << g.name << " has no collective";
+    }
+    double flops = 0;
+    for (const Task& t : p.tasks)
+      if (t.work >= 0 && t.kind != TaskKind::OPT) flops += p.works[t.work].flops();
+    EXPECT_NEAR(flops / w.hardware_flops_per_step, 1.0, 1e-9);
+  }
+}
+
+// The replay runs the all-to-alls as flows; one replica per class of
+// equivalent ones gives what replaying every one gives.
+TEST(Moe, ReplayByReplicaClassesMatchesTheFullReplay) {
+  for (const Scenario& s : {moe_scenario(1, 1, 8, 4), moe_scenario(1, 2, 4, 2)}) {
+    const double classes = simulate(s).report.step_seconds;
+    ReplayOptions full;
+    full.full_replay = true;
+    EXPECT_NEAR(simulate(s, full).report.step_seconds / classes, 1, 1e-9);
+    ReplayOptions free;
+    free.free_communication = true;
+    EXPECT_LT(simulate(s, free).report.step_seconds, classes);
+  }
+}
+
+// ZeRO-1, DP 8, EP 4 (expert data parallel 2), by hand: per layer, attention
+// 4h^2 + 4h (with biases), two LayerNorms 4h, the router 8h, two local experts
+// of 2 x 256h + 256 + h; the tied embedding (4096 + 512 positions) x h, the final norm 2h.
+TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
+  nlohmann::json doc = moe_json(1, 1, 8, 4);
+  doc["parallelism"]["zero_stage"] = 1;
+  const Scenario s = fixtures::scenario_from(doc);
+  const Workload w = build_workload(s);
+  const Program p = build_program(s, w);
+  const double h = 512, expert = 2 * 256 * h + 256 + h;
+  const double experts = 4 * 2 * expert;
+  const double parameters = 4 * (4 * h * h + 4 * h + 4 * h + 8 * h) + experts + (4096 + 512) * h + 2 * h;
+  EXPECT_EQ(parameters_on_rank(s, w, p, 3), parameters);
+  const MemoryBreakdown m = memory_for_rank(s, w, p, 3);
+  EXPECT_DOUBLE_EQ(m.weights_bytes, parameters * 2);
+  EXPECT_DOUBLE_EQ(m.gradients_bytes, parameters * 4);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, (parameters - experts) * 12 / 8 + experts * 12 / 2);
+  // A checkpoint: the sharded optimizer state from every rank, the bf16 weights once: the dense ones
+  // from data-parallel rank 0, each EP rank's experts from the first of their expert-data-parallel group.
+  const std::vector<double> checkpoint = checkpoint_bytes_per_rank(s, w, p);
+  const double rng = 16 * 1024;
+  EXPECT_DOUBLE_EQ(checkpoint[0], parameters * 2 + m.optimizer_bytes + rng);
+  EXPECT_DOUBLE_EQ(checkpoint[3], experts * 2 + m.optimizer_bytes + rng);
+  EXPECT_DOUBLE_EQ(checkpoint[4], m.optimizer_bytes + rng);
+}
+
+TEST(Moe, BadExpertFieldsAreRefusedNamingTheField) {
+  const auto with = [](nlohmann::json doc, const std::string& section, const nlohmann::json& fields) {
+    doc[section].update(fields);
+    return error_of(doc);
+  };
+  const nlohmann::json moe = moe_json(1, 1, 8, 4);
+  EXPECT_EQ(with(moe, "parallelism", {{"expert_model_parallel_size", 3}}),
+            "test.json: parallelism.expert_model_parallel_size: must divide the data-parallel size (8): expert-parallel "
+            "groups are carved out of it, got 3");
+  nlohmann::json sixteen = moe_json(1, 1, 16, 16);
+  EXPECT_EQ(error_of(sixteen),
+            "test.json: parallelism.expert_model_parallel_size: must divide the number of experts (8), got 16");
+  EXPECT_EQ(with(fixtures::scenario_json(1, 1, 8, 4, "1f1b"), "parallelism", {{"expert_model_parallel_size", 2}}),
+            "test.json: parallelism.expert_model_parallel_size: needs a model with experts, got 2");
+  EXPECT_EQ(with(moe, "parallelism", {{"expert_tensor_parallel_size", 2}}),
+            "test.json: parallelism.expert_tensor_parallel_size: only expert_tensor_parallel_size = "
+            "tensor_model_parallel_size (1) is simulated, got 2");
+  EXPECT_EQ(with(moe, "parallelism", {{"moe_token_dispatcher_type", "flex"}}).rfind(
+                "test.json: parallelism.moe_token_dispatcher_type: ", 0),
+            0u);
+  EXPECT_EQ(with(moe, "training", {{"moe_load_imbalance", 0.5}}),
+            "test.json: training.moe_load_imbalance: must be a finite number of at least 1, got 0.5");
+  EXPECT_EQ(with(moe, "training", {{"capacity_factor", 0}}).rfind("test.json: training.capacity_factor: must be", 0), 0u);
+  EXPECT_EQ(with(moe, "parallelism", {{"zero_stage", 3}}),
+            "test.json: parallelism.zero_stage: zero_stage 3 is not simulated with expert parallelism yet");
+  nlohmann::json no_sp = moe_json(2, 1, 4, 2);
+  no_sp["parallelism"]["sequence_parallel"] = false;
+  EXPECT_EQ(error_of(no_sp), "test.json: parallelism.sequence_parallel: expert and tensor parallelism together need "
+                             "sequence parallelism, as in Megatron");
+  EXPECT_EQ(with(moe, "training", {{"capacity_factor", nullptr}}), "no error");  // null: dropless
+}
