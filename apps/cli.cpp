@@ -61,6 +61,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                              "simulate every data-parallel replica, not one per class of equivalent ones (slower; "
                              "for checking the reduction)");
   simulate_command->add_flag("--quiet", quiet, "no progress line");
+  bool sensitivity = false, no_sensitivity = false;
+  auto* sensitivity_flag = simulate_command->add_flag(
+      "--sensitivity", sensitivity,
+      "also replay the step with compute 10 % slower and with the network 2x slower, whatever the Program's size "
+      "(default: for Programs of up to 4,000,000 tasks)");
+  simulate_command->add_flag("--no-sensitivity", no_sensitivity, "no sensitivity replays")->excludes(sensitivity_flag);
 
   auto* schedule_command = app.add_subcommand(
       "schedule", "print the Program (per-rank task list) as JSON, or the pipeline's step grid (--grid)");
@@ -141,7 +147,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
           err << "\rsimulating: " << p.simulated_seconds << " s simulated, " << p.tasks_done << "/" << p.tasks_total
               << " tasks" << std::flush;
         };
-      const Simulation sim = simulate(scenario, options);
+      const SensitivityReplays replays = sensitivity      ? SensitivityReplays::always
+                                         : no_sensitivity ? SensitivityReplays::none
+                                                          : SensitivityReplays::automatic;
+      const Simulation sim = simulate(scenario, options, replays);
       if (show_progress) err << "\r" << std::string(72, ' ') << "\r" << std::flush;
       (outputs.writes_standard_output() ? err : out) << to_text(sim.report);
       const TraceOrigin origin{simulate_args.path.empty() ? std::string(default_scenario_name()) : simulate_args.path,

@@ -44,8 +44,9 @@ struct Run {
   int exit_code = 0;   // 128 + signal when killed
 };
 
-// `simtrain simulate <scenario> --quiet` in its own process group, killed
-// with its descendants past `timeout_seconds`.
+// `simtrain simulate <scenario> --quiet --no-sensitivity` (the goals are for
+// one step; the sensitivity line replays it twice more) in its own process
+// group, killed with its descendants past `timeout_seconds`.
 Run simulate(const std::string& simtrain, const std::string& scenario, double timeout_seconds) {
   int out[2];
   if (pipe(out) != 0) std::perror("pipe"), std::exit(1);
@@ -57,7 +58,8 @@ Run simulate(const std::string& simtrain, const std::string& scenario, double ti
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    execl(simtrain.c_str(), simtrain.c_str(), "simulate", scenario.c_str(), "--quiet", static_cast<char*>(nullptr));
+    execl(simtrain.c_str(), simtrain.c_str(), "simulate", scenario.c_str(), "--quiet", "--no-sensitivity",
+          static_cast<char*>(nullptr));
     std::perror(simtrain.c_str());
     _exit(127);
   }

@@ -67,6 +67,8 @@ TEST(RankTranslation, CoversShippedScenarios) {
   expect_lowered_in_full(load_scenario("tiny-4gpu"), "tiny-4gpu");
   expect_lowered_in_full(load_scenario("gpt3-175b-1024xh100", {"cluster.num_gpus=128"}), "gpt3-175b on 128 GPUs");
   expect_lowered_in_full(load_scenario("megatron-18.4b-256xa100"), "megatron-18.4b");
+  expect_lowered_in_full(load_scenario("mixtral-8x7b-64xh100"), "mixtral-8x7b (expert parallelism)");
+  expect_lowered_in_full(load_scenario("qwen3-30b-a3b-16xh100"), "qwen3-30b-a3b (expert parallelism, interleaved)");
 }
 
 TEST(RankTranslation, JoinsRanksOfOnePipelineCoordinateOnly) {

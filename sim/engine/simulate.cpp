@@ -29,7 +29,28 @@ void check_link_names(const Fabric& fabric, const ReplayOptions& options, const 
     if (e.rank < 0) check(e.link, "failure link");
 }
 
-Simulation simulate(const Scenario& scenario, const ReplayOptions& options) {
+namespace {
+
+Sensitivity replay_sensitivity(const Scenario& scenario, const Program& program, const std::vector<double>& work_seconds,
+                               ReplayOptions options) {
+  options.on_progress = nullptr;
+  Sensitivity s;
+  s.computed = true;
+  std::vector<double> slower = work_seconds;
+  for (double& seconds : slower) seconds *= kSensitivityComputeFactor;
+  s.compute_slower_seconds =
+      replay(program, Fabric(scenario.cluster.topology, program.world_size, program.servers), slower, options).step_seconds;
+  Topology slower_network = scenario.cluster.topology;  // efficiencies scale every link's bandwidth
+  slower_network.nvlink_efficiency *= kSensitivityNetworkFactor;
+  slower_network.network_efficiency *= kSensitivityNetworkFactor;
+  s.network_slower_seconds =
+      replay(program, Fabric(slower_network, program.world_size, program.servers), work_seconds, options).step_seconds;
+  return s;
+}
+
+}  // namespace
+
+Simulation simulate(const Scenario& scenario, const ReplayOptions& options, SensitivityReplays sensitivity) {
   const auto wall_start = std::chrono::steady_clock::now();
   Simulation sim;
   sim.workload = build_workload(scenario);
@@ -42,10 +63,15 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options) {
   if (cluster_options.gpu_speed_factors.empty()) cluster_options.gpu_speed_factors = h.gpu_speed_factors;
   cluster_options.link_bandwidth_factors.insert(h.link_bandwidth_factors.begin(), h.link_bandwidth_factors.end());
   check_link_names(fabric, cluster_options, scenario.source);
-  sim.timeline =
-      replay(sim.program, fabric, work_durations(sim.program, cost_model, scenario.training.dtype), cluster_options);
+  const std::vector<double> work_seconds = work_durations(sim.program, cost_model, scenario.training.dtype);
+  sim.timeline = replay(sim.program, fabric, work_seconds, cluster_options);
   const double wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sim.report = make_report(scenario, sim.workload, sim.program, sim.timeline, cost_model, wall_seconds);
+  if (sensitivity == SensitivityReplays::always ||
+      (sensitivity == SensitivityReplays::automatic && sim.program.tasks.size() <= kSensitivityTaskLimit))
+    sim.report.sensitivity = replay_sensitivity(scenario, sim.program, work_seconds, cluster_options);
+  else if (sensitivity == SensitivityReplays::automatic)
+    sim.report.sensitivity = Sensitivity{};
   return sim;
 }
 

@@ -18,7 +18,15 @@ struct Simulation {
   StepReport report;
 };
 
-Simulation simulate(const Scenario& scenario, const ReplayOptions& options = {});
+// Whether simulate also replays the step with every compute task 10 % longer
+// and with every link at half its bandwidth (StepReport::sensitivity).
+enum class SensitivityReplays { none, automatic, always };
+// `automatic` replays Programs of at most this many tasks (two more replays of a
+// larger one take seconds) and says it skipped the others.
+inline constexpr size_t kSensitivityTaskLimit = 4'000'000;
+
+Simulation simulate(const Scenario& scenario, const ReplayOptions& options = {},
+                    SensitivityReplays sensitivity = SensitivityReplays::none);
 
 // Throws InputError (naming `file`) for a degraded or failing link the fabric does not have.
 void check_link_names(const Fabric& fabric, const ReplayOptions& options, const std::string& file);

@@ -202,6 +202,16 @@ ordered_json communication_json(const StepReport& r) {
           {"busiest_links_definition", "bytes carried / (bandwidth x step time)"}};
 }
 
+ordered_json sensitivity_json(const StepReport& r) {
+  if (!r.sensitivity) return nullptr;
+  const Sensitivity& s = *r.sensitivity;
+  if (!s.computed) return {{"computed", false}};
+  return {{"computed", true},
+          {"compute_10pct_slower_step_s", s.compute_slower_seconds},
+          {"network_2x_slower_step_s", s.network_slower_seconds},
+          {"definition", "the step with every compute task 10 % longer, and with every link at half its bandwidth"}};
+}
+
 ordered_json to_json(const MemoryBreakdown& m) {
   return {{"weights_bytes", m.weights_bytes},
           {"gradients_bytes", m.gradients_bytes},
@@ -238,6 +248,7 @@ ordered_json to_json(const StepReport& r) {
           {"stages", stages},
           {"memory",
            {{"gpu_bytes", r.gpu_memory_bytes}, {"peak_bytes", r.peak_memory_bytes}, {"out_of_memory", r.out_of_memory}}},
+          {"sensitivity", sensitivity_json(r)},
           {"compute_time_sources", r.time_sources},
           {"simulation",
            {{"tasks", r.tasks},
@@ -255,8 +266,19 @@ namespace {
 
 std::string ms(double seconds) { return format("%.1f ms", seconds * 1e3); }
 
+std::string sensitivity_text(const StepReport& r) {
+  const Sensitivity& s = *r.sensitivity;
+  if (!s.computed) return "not computed for a Program this large (--sensitivity: two more replays)";
+  auto change = [&](double seconds) {
+    return format("%.4f s", seconds) + format(" (%+.1f %%)", (seconds / r.step_seconds - 1) * 100);
+  };
+  return "compute 10 % slower " + change(s.compute_slower_seconds) + ", network 2x slower " +
+         change(s.network_slower_seconds);
+}
+
 void add_step_figures(std::string& out, const StepReport& r) {
   add_line(out, "step time", format("%.4f s", r.step_seconds));
+  if (r.sensitivity) add_line(out, "sensitivity", sensitivity_text(r));
   add_line(out, "throughput", with_commas(r.tokens_per_second) + " tokens/s");
   add_line(out, "achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +
                                 format(" (%.1f with recompute)", r.hardware_tflops_per_gpu));

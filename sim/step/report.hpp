@@ -2,6 +2,7 @@
 // The figures users read after a simulated step: speed, efficiency, where
 // time went on each pipeline stage, and memory per GPU.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,15 @@ struct StageFigures {
   MemoryBreakdown memory;
 };
 
+// The step again with one resource slower: which one the step hinges on.
+struct Sensitivity {
+  bool computed = false;               // false: skipped (a Program too large, sim/engine/simulate.hpp)
+  double compute_slower_seconds = 0;   // every compute task 10 % longer
+  double network_slower_seconds = 0;   // every link at half its bandwidth
+};
+inline constexpr double kSensitivityComputeFactor = 1.1;
+inline constexpr double kSensitivityNetworkFactor = 0.5;
+
 struct StepReport {
   std::string scenario_name;
   // What was simulated (sim/step/scenario_summary.hpp); empty for a recorded trace.
@@ -89,6 +99,7 @@ struct StepReport {
   long long flows = 0;
   long long closed_form_collectives = 0;
   double wall_seconds = 0;
+  std::optional<Sensitivity> sensitivity;  // asked for (simulate's `sensitivity`)
 };
 
 // The figures a timeline alone gives (a recorded trace has no scenario):

@@ -1,0 +1,35 @@
+// The report's sensitivity line: the step replayed with every compute task
+// 10 % longer and with every link at half its bandwidth.
+#include <gtest/gtest.h>
+
+#include "sim/engine/simulate.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+
+TEST(Sensitivity, OneGpuHingesOnComputeAlone) {
+  // One GPU: nothing crosses a link, every task is compute (or the optimizer).
+  const Scenario s = fixtures::scenario_from(fixtures::scenario_json(1, 1, 1, 4, "1f1b"));
+  const StepReport r = simulate(s, {}, SensitivityReplays::always).report;
+  ASSERT_TRUE(r.sensitivity && r.sensitivity->computed);
+  EXPECT_NEAR(r.sensitivity->compute_slower_seconds, r.step_seconds * kSensitivityComputeFactor, 1e-12 * r.step_seconds);
+  EXPECT_DOUBLE_EQ(r.sensitivity->network_slower_seconds, r.step_seconds);
+}
+
+TEST(Sensitivity, ExposedCommunicationMakesTheNetworkCount) {
+  const StepReport r = simulate(load_scenario("tiny-4gpu"), {}, SensitivityReplays::always).report;
+  ASSERT_TRUE(r.sensitivity && r.sensitivity->computed);
+  EXPECT_GT(r.sensitivity->compute_slower_seconds, r.step_seconds);
+  EXPECT_LT(r.sensitivity->compute_slower_seconds, r.step_seconds * kSensitivityComputeFactor);  // TP comm does not scale
+  EXPECT_GT(r.sensitivity->network_slower_seconds, r.step_seconds);
+  EXPECT_NE(to_text(r).find("sensitivity           compute 10 % slower "), std::string::npos);
+}
+
+TEST(Sensitivity, OnlyWhenAskedFor) {
+  const Scenario s = load_scenario("tiny-4gpu");
+  EXPECT_FALSE(simulate(s).report.sensitivity);
+  const StepReport automatic = simulate(s, {}, SensitivityReplays::automatic).report;
+  ASSERT_TRUE(automatic.sensitivity);
+  EXPECT_TRUE(automatic.sensitivity->computed);  // far below kSensitivityTaskLimit
+  EXPECT_EQ(to_json(automatic)["sensitivity"]["computed"], true);
+}
