@@ -370,24 +370,39 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
     if (auto it = link_of_colour.find(link_colour[l]); binding_[l] && it != link_of_colour.end())
       canonical[l] = it->second;
   // n: by canonical link and flow colour, the flows of the full job crossing
-  // it (hashed: the lcm and gcd below do not depend on the order).
-  struct LinkAndColourHash {
-    size_t operator()(const std::pair<int, uint64_t>& key) const { return combine(key.second, key.first); }
+  // it; counted by sorting the (link, colour) pairs of every route.
+  struct Crossing {
+    int link;
+    uint64_t colour;
+    int64_t n;
   };
-  std::unordered_map<std::pair<int, uint64_t>, int64_t, LinkAndColourHash> crossing;
+  std::vector<std::pair<int, uint64_t>> pairs;
   for (uint32_t f = 0; f < flows; ++f)
     for (int link : flows_.route(f))
-      if (canonical[link] == link) crossing[{link, flow_colour[f]}] += 1;  // never a link that cannot bind
+      if (canonical[link] == link) pairs.emplace_back(link, flow_colour[f]);  // never a link that cannot bind
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<Crossing> crossing;
+  for (const auto& [link, colour] : pairs)
+    if (!crossing.empty() && crossing.back().link == link && crossing.back().colour == colour)
+      ++crossing.back().n;
+    else
+      crossing.push_back({link, colour, 1});
+  auto crossing_of = [&](int link, uint64_t colour) -> const Crossing* {
+    auto it = std::lower_bound(crossing.begin(), crossing.end(), std::pair(link, colour), [](const Crossing& c, const auto& key) {
+      return std::pair(c.link, c.colour) < key;
+    });
+    return it != crossing.end() && it->link == link && it->colour == colour ? &*it : nullptr;
+  };
   // Per canonical link: the scale making every n / s whole, and the divisor
   // of the whole weights.
   std::vector<int64_t> scale(links, 1), divisor(links, 0);
-  for (const auto& [key, n] : crossing) {
-    const int64_t s = simulated_of_colour.count(key.second) ? simulated_of_colour.at(key.second) : 1;
-    scale[key.first] = std::lcm(scale[key.first], s / std::gcd(n, s));
+  for (const Crossing& c : crossing) {
+    const int64_t s = simulated_of_colour.count(c.colour) ? simulated_of_colour.at(c.colour) : 1;
+    scale[c.link] = std::lcm(scale[c.link], s / std::gcd(c.n, s));
   }
-  for (const auto& [key, n] : crossing) {
-    const int64_t s = simulated_of_colour.count(key.second) ? simulated_of_colour.at(key.second) : 1;
-    divisor[key.first] = std::gcd(divisor[key.first], n * scale[key.first] / s);
+  for (const Crossing& c : crossing) {
+    const int64_t s = simulated_of_colour.count(c.colour) ? simulated_of_colour.at(c.colour) : 1;
+    divisor[c.link] = std::gcd(divisor[c.link], c.n * scale[c.link] / s);
   }
   capacity_scale_.assign(links, 1.0);
   for (size_t l = 0; l < links; ++l)
@@ -402,9 +417,9 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
         if (std::any_of(weighted_links_.begin() + static_cast<std::ptrdiff_t>(begin), weighted_links_.end(),
                         [&](const WeightedLink& w) { return w.link == c; }))
           continue;  // two links of one colour on a route: one constraint
-        auto n = crossing.find({c, flow_colour[f]});
-        if (n == crossing.end()) throw std::logic_error("replica classes: a flow crosses a link unlike its own");
-        const int64_t whole = n->second * scale[c] / simulated_of_colour.at(flow_colour[f]) / divisor[c];
+        const Crossing* n = crossing_of(c, flow_colour[f]);
+        if (!n) throw std::logic_error("replica classes: a flow crosses a link unlike its own");
+        const int64_t whole = n->n * scale[c] / simulated_of_colour.at(flow_colour[f]) / divisor[c];
         weighted_links_.push_back({c, static_cast<int>(whole)});
       }
     weighted_begin_[f + 1] = static_cast<uint32_t>(weighted_links_.size());
