@@ -86,6 +86,8 @@ MainWindow::MainWindow() : panel_(new ScenarioPanel), view_(new CompareView), su
   });
   connect(panel_, &ScenarioPanel::changed, this, [this] {
     for (QPushButton* b : run_buttons_) b->setEnabled(panel_->scenario().has_value() && !runner_.busy());
+    // The message that disables Run, where it is seen whatever the form's scroll position.
+    if (!panel_->error().isEmpty()) statusBar()->showMessage(panel_->error());
   });
   resize(1600, 950);
 }

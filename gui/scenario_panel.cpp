@@ -16,6 +16,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "wheel_when_focused.hpp"
 #include "sim/base/embedded_files.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
@@ -44,7 +45,7 @@ QString qt(const std::string& text) { return QString::fromStdString(text); }
 
 ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  auto* presets = new QComboBox;
+  auto* presets = new WheelWhenFocused<QComboBox>;
   presets->addItem(tr("Built-in scenarios…"));
   for (const EmbeddedFile& f : embedded_scenarios()) presets->addItem(qt(std::string(f.name)));
   connect(presets, &QComboBox::activated, this, [this, presets](int index) {
@@ -58,7 +59,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
 
   QFormLayout* model = add_group(tr("Model"));
   model_group_ = qobject_cast<QGroupBox*>(model->parentWidget());
-  model_presets_box_ = new QComboBox;
+  model_presets_box_ = new WheelWhenFocused<QComboBox>;
   model_presets_box_->addItem(tr("Model presets…"));
   for (const EmbeddedFile& f : embedded_scenarios()) {
     const nlohmann::json document = nlohmann::json::parse(f.text);
@@ -137,7 +138,7 @@ QFormLayout* ScenarioPanel::add_group(const QString& title) {
 
 void ScenarioPanel::add_integer(QFormLayout* form, const QString& label, const std::string& pointer, int minimum,
                                 int maximum, const QString& unset_text) {
-  auto* box = new QSpinBox;
+  auto* box = new WheelWhenFocused<QSpinBox>;
   box->setRange(minimum, maximum);
   box->setSpecialValueText(unset_text);  // shown at the minimum, which then means "not set"
   form->addRow(label, box);
@@ -153,7 +154,7 @@ void ScenarioPanel::add_integer(QFormLayout* form, const QString& label, const s
 
 void ScenarioPanel::add_choice(QFormLayout* form, const QString& label, const std::string& pointer,
                                const std::vector<std::string>& choices, const QString& unset_text) {
-  auto* box = new QComboBox;
+  auto* box = new WheelWhenFocused<QComboBox>;
   if (!unset_text.isEmpty()) box->addItem(unset_text);  // no data: not set
   for (const std::string& choice : choices) box->addItem(qt(choice), qt(nlohmann::json(choice).dump()));
   const int fixed_items = box->count();

@@ -6,7 +6,10 @@
 
 #include <QComboBox>
 #include <QProgressBar>
+#include <QApplication>
 #include <QSpinBox>
+#include <QStatusBar>
+#include <QWheelEvent>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -108,6 +111,37 @@ private slots:
     testing::answer_next_message_box(QMessageBox::Yes);
     QVERIFY(window.save_scenario(dir.filePath("other.json")));
     QVERIFY(read_json_file(dir.filePath("other.json").toStdString())["name"] == "tiny-4gpu");
+  }
+
+  void theWheelEditsOnlyAFocusedField() {
+    ScenarioPanel panel;
+    panel.load("tiny-4gpu");
+    panel.show();
+    QSpinBox* sequence = spin(panel, "/training/seq_length");
+    const int before = sequence->value();
+    const QPoint centre = sequence->rect().center();
+    auto wheel = [&] {
+      QWheelEvent event(centre, sequence->mapToGlobal(centre), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                        Qt::NoScrollPhase, false);
+      QApplication::sendEvent(sequence, &event);
+      return event.isAccepted();
+    };
+    QVERIFY(!sequence->hasFocus());
+    QVERIFY(!wheel());  // left to the scroll area around the form
+    QCOMPARE(sequence->value(), before);
+    QCOMPARE(sequence->focusPolicy(), Qt::StrongFocus);  // a wheel does not take the focus either
+    sequence->setFocus();
+    QVERIFY(QTest::qWaitFor([&] { return sequence->hasFocus(); }, 2000));
+    wheel();
+    QCOMPARE(sequence->value(), before + sequence->singleStep());
+  }
+
+  void theMessageThatDisablesRunIsInTheStatusBar() {
+    MainWindow window;
+    window.scenario_panel().load("tiny-4gpu");
+    spin(window.scenario_panel(), "/parallelism/tensor_model_parallel_size")->setValue(3);
+    QCOMPARE(window.statusBar()->currentMessage(), window.scenario_panel().error());
+    QVERIFY(window.statusBar()->currentMessage().contains("must divide num_attention_heads"));
   }
 
   void aRunCanBeCancelled() {
