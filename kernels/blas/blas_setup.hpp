@@ -1,0 +1,20 @@
+#pragma once
+// How OpenBLAS runs in this process: its threads, and its kernels.
+#include <string>
+
+namespace simtrain::blas {
+
+// OpenBLAS threads per process: `threads`, at least 1. Processes that share a
+// host's cores each take their share, or OpenBLAS's spinning thread pools
+// (one thread per core in every process) fight over the cores.
+void set_threads(int threads);
+
+// "" where OpenBLAS runs kernels for the vector units this CPU has; else
+// what to do about it. OpenBLAS picks its kernels from the CPU's model
+// number when it loads, and for a model it does not know (virtual machines'
+// CPUs often) falls back to its SSE3 kernels ("Prescott"), several times
+// slower on a CPU with AVX2 or AVX-512; OPENBLAS_CORETYPE chooses them, and
+// must be set before the process starts.
+std::string kernel_advice();
+
+}  // namespace simtrain::blas
