@@ -256,7 +256,10 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   model["hidden_size"] = hidden;
   model["num_hidden_layers"] = layers;
   model["num_attention_heads"] = heads;
-  if (a.has("--group-query-attention")) model["num_key_value_heads"] = a.integer("--num-query-groups").value_or(1);
+  if (a.has("--group-query-attention"))
+    model["num_key_value_heads"] = a.integer("--num-query-groups").value_or(1);
+  else if (a.has("--num-query-groups"))
+    notes.push_back("--num-query-groups without --group-query-attention: no effect, as in Megatron-LM");
   if (const auto channels = a.integer("--kv-channels"); channels && *channels * heads != hidden)
     model["head_dim"] = *channels;
   model["intermediate_size"] = ffn_hidden_size(a, hidden);
