@@ -8,8 +8,9 @@
 #include <string>
 #include <utility>
 
-#include "blas/attention.hpp"
-#include "blas/gemm.hpp"
+#include "host/attention.hpp"
+#include "host/gelu.hpp"
+#include "host/gemm.hpp"
 #include "reference/activations.hpp"
 #include "reference/adamw.hpp"
 #include "reference/cross_entropy.hpp"
@@ -301,14 +302,14 @@ void CpuKernel::run() {
   const std::vector<int64_t>& size = call_.sizes;
   switch (call_.kernel) {
     case Kernel::gemm:
-      blas::gemm(f[0].data(), f[1].data(), f[2].data(), size[0], size[1], size[2]);
+      host::gemm(f[0].data(), f[1].data(), f[2].data(), size[0], size[1], size[2]);
       return;
     case Kernel::attention_forward:
-      blas::attention_forward(f[0].data(), f[1].data(), f[2].data(), f[3].data(), f[4].data(),
+      host::attention_forward(f[0].data(), f[1].data(), f[2].data(), f[3].data(), f[4].data(),
                               AttentionShape{size[0], size[1], size[2], size[3]});
       return;
     case Kernel::attention_backward:
-      blas::attention_backward(f[0].data(), f[1].data(), f[2].data(), f[3].data(), f[4].data(), f[5].data(),
+      host::attention_backward(f[0].data(), f[1].data(), f[2].data(), f[3].data(), f[4].data(), f[5].data(),
                                f[6].data(), f[7].data(), f[8].data(), AttentionShape{size[0], size[1], size[2], size[3]});
       return;
     case Kernel::layernorm_forward: {
@@ -340,10 +341,10 @@ void CpuKernel::run() {
       return;
     }
     case Kernel::gelu_forward:
-      f[1] = reference::gelu_forward(f[0]);
+      host::gelu_forward(f[0].data(), f[1].data(), size[0]);
       return;
     case Kernel::gelu_backward:
-      f[2] = reference::gelu_backward(f[0], f[1]);
+      host::gelu_backward(f[0].data(), f[1].data(), f[2].data(), size[0]);
       return;
     case Kernel::swiglu_forward:
       f[2] = reference::swiglu_forward(f[0], f[1]);

@@ -1,7 +1,7 @@
 #pragma once
 // A kernel call (kernels/kernel_call.hpp) made ready to run on the CPU:
-// GEMMs and attention on OpenBLAS (kernels/blas/, by blocks of GEMMs for
-// attention), the other kernels with the reference implementations of
+// GEMMs and attention on OpenBLAS (kernels/host/, by blocks of GEMMs for
+// attention), GELU vectorised (kernels/host/gelu.hpp), the other kernels with the reference implementations of
 // kernels/reference/; inputs of its real sizes, filled with pseudo-random
 // values. The host backend's compute.
 //

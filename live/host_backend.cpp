@@ -9,7 +9,7 @@
 #include <cstring>
 #include <thread>
 
-#include "blas/blas_setup.hpp"
+#include "host/blas_setup.hpp"
 
 namespace simtrain {
 
@@ -44,7 +44,7 @@ HostBackend::HostBackend(MpiWorld& world, const Scenario& scenario)
   MPI_Comm_free(&local);
   // Each rank its share of the host's cores (live/README.md), unless the user chose.
   if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr)
-    blas::set_threads(static_cast<int>(std::thread::hardware_concurrency()) / local_ranks_);
+    host::set_threads(static_cast<int>(std::thread::hardware_concurrency()) / local_ranks_);
   int* tag_upper_bound = nullptr;
   int found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_upper_bound, &found);
@@ -78,7 +78,7 @@ WorkEstimate HostBackend::estimate_works(const Program& program, int rank) const
   std::map<std::string, double> call_seconds;
   for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_))
     call_seconds[name] = CpuKernel::estimated_seconds(call);
-  const std::string advice = blas::kernel_advice();
+  const std::string advice = host::kernel_advice();
   WorkEstimate estimate{std::vector<double>(program.works.size(), 0),
                         "each CPU kernel timed on a cut-down copy of its call, every rank at once, and "
                         "scaled by its loop count; communication not counted" +

@@ -84,7 +84,8 @@ class Arguments {
 public:
   Arguments(const std::vector<std::string>& all_words, const std::string& source) : source_(source) {
     // The launcher's words (torchrun ... pretrain_gpt.py) are not the script's.
-    auto script = std::find_if(all_words.rbegin(), all_words.rend(), [](const std::string& w) { return w.ends_with(".py"); });
+    auto script =
+        std::find_if(all_words.rbegin(), all_words.rend(), [](const std::string& w) { return w.ends_with(".py"); });
     words_.assign(script.base(), all_words.end());
     for (size_t i = 0; i < words_.size(); ++i) {
       std::string flag = words_[i];
@@ -237,10 +238,10 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   result.not_simulated = a.not_simulated;
   std::vector<std::string>& notes = result.notes;
 
-  for (const char* flag : {"--context-parallel-size", "--expert-model-parallel-size"})
+  for (const auto& [flag, kind] : {std::pair{"--context-parallel-size", "context"},
+                                   std::pair{"--expert-model-parallel-size", "expert"}})
     if (a.integer(flag).value_or(1) > 1)
-      a.refuse(flag, std::string(flag == std::string("--context-parallel-size") ? "context" : "expert") +
-                         " parallelism is not simulated yet (only 1)");
+      a.refuse(flag, std::string(kind) + " parallelism is not simulated yet (only 1)");
   if (a.has("--num-experts")) a.refuse("--num-experts", "mixture-of-experts layers are not simulated yet");
 
   const int64_t layers = a.required_integer("--num-layers"), hidden = a.required_integer("--hidden-size"),
@@ -267,9 +268,11 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   const std::string positions =
       a.choice("--position-embedding-type", {"learned_absolute", "rope"}).value_or("learned_absolute");
   const int64_t seq = a.required_integer("--seq-length");
-  if (positions == "learned_absolute") model["max_position_embeddings"] = a.integer("--max-position-embeddings").value_or(seq);
+  if (positions == "learned_absolute")
+    model["max_position_embeddings"] = a.integer("--max-position-embeddings").value_or(seq);
   model["hidden_act"] = a.has("--swiglu") ? "swiglu" : "gelu";
-  model["norm"] = a.choice("--normalization", {"LayerNorm", "RMSNorm"}).value_or("LayerNorm") == "RMSNorm" ? "rmsnorm" : "layernorm";
+  const bool rms = a.choice("--normalization", {"LayerNorm", "RMSNorm"}) == "RMSNorm";
+  model["norm"] = rms ? "rmsnorm" : "layernorm";
   model["linear_bias"] = !a.has("--disable-bias-linear");
   model["position_embedding"] = positions == "rope" ? "rotary" : "learned";
   model["tie_word_embeddings"] = !a.has("--untie-embeddings-and-output-weights");
@@ -292,7 +295,8 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
     if (const auto count = a.integer(flag_of(field))) parallelism[field] = *count;
   for (const std::string field : {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"})
     if (a.has(flag_of(field))) parallelism[field] = true;
-  if (const auto layout = a.text("--pipeline-model-parallel-layout")) parallelism["pipeline_model_parallel_layout"] = *layout;
+  if (const auto layout = a.text("--pipeline-model-parallel-layout"))
+    parallelism["pipeline_model_parallel_layout"] = *layout;
   if (a.has("--sequence-parallel")) {
     if (tp > 1)
       parallelism["sequence_parallel"] = true;
@@ -316,7 +320,8 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   training["global_batch_size"] = a.integer("--global-batch-size").value_or(micro * dp);
   precision(a, training);
   recompute(a, layers / pp / chunks, training, notes);
-  const std::optional<std::string> backend = a.choice("--attention-backend", {"auto", "flash", "fused", "unfused", "local"});
+  const std::optional<std::string> backend =
+      a.choice("--attention-backend", {"auto", "flash", "fused", "unfused", "local"});
   bool flash = !backend || *backend == "auto" || *backend == "flash" || *backend == "fused";
   if (!backend && !a.has("--use-flash-attn"))
     for (const std::string& flag : kFlagsOf2021)

@@ -5,11 +5,11 @@
 // and the products with V (forward) or with dO, K and Q (backward, the
 // probabilities recomputed from the saved log-sum-exp, as the CUDA kernel
 // and reference::attention_backward do). Float GEMMs with double row sums;
-// checked against kernels/reference/attention in kernels/tests/test_blas.cpp.
+// checked against kernels/reference/attention in kernels/tests/test_host_kernels.cpp.
 // Layouts as attention_shape.hpp says; outputs are overwritten.
 #include "attention_shape.hpp"
 
-namespace simtrain::blas {
+namespace simtrain::host {
 
 void attention_forward(const float* q, const float* k, const float* v, float* out, float* lse,
                        const AttentionShape& shape);
@@ -17,4 +17,4 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
 void attention_backward(const float* q, const float* k, const float* v, const float* out, const float* dout,
                         const float* lse, float* dq, float* dk, float* dv, const AttentionShape& shape);
 
-}  // namespace simtrain::blas
+}  // namespace simtrain::host

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-namespace simtrain::blas {
+namespace simtrain::host {
 
 namespace {
 
@@ -96,4 +96,4 @@ void attention_backward(const float* q, const float* k, const float* v, const fl
   });
 }
 
-}  // namespace simtrain::blas
+}  // namespace simtrain::host

@@ -2,7 +2,7 @@
 // How OpenBLAS runs in this process: its threads, and its kernels.
 #include <string>
 
-namespace simtrain::blas {
+namespace simtrain::host {
 
 // OpenBLAS threads per process: `threads`, at least 1. Processes that share a
 // host's cores each take their share, or OpenBLAS's spinning thread pools
@@ -17,4 +17,4 @@ void set_threads(int threads);
 // must be set before the process starts.
 std::string kernel_advice();
 
-}  // namespace simtrain::blas
+}  // namespace simtrain::host

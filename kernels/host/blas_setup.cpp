@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace simtrain::blas {
+namespace simtrain::host {
 
 void set_threads(int threads) { openblas_set_num_threads(std::max(threads, 1)); }
 
@@ -26,4 +26,4 @@ std::string kernel_advice() {
          " in every rank's environment (mpirun -x OPENBLAS_CORETYPE=" + wanted + ") runs GEMMs several times faster";
 }
 
-}  // namespace simtrain::blas
+}  // namespace simtrain::host
