@@ -17,4 +17,11 @@ void set_threads(int threads);
 // must be set before the process starts.
 std::string kernel_advice();
 
+// Where OpenBLAS runs generic kernels on a CPU with AVX2 or AVX-512 and
+// OPENBLAS_CORETYPE is not set: sets it to the kernels that fit and
+// re-executes this program (argv, same process: an MPI rank stays that
+// rank), so that the process runs them from its start. Returns where it
+// does not (nothing to change, or exec failed).
+void restart_with_fitting_kernels(char* const* argv);
+
 }  // namespace simtrain::host
