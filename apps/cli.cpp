@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "live_command.hpp"
+#include "megatron_command.hpp"
 #include "process_world.hpp"
 #include "profiler.hpp"
 #include "scenario_arguments.hpp"
@@ -46,7 +47,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   std::string trace_path, report_path, algorithm = "auto", trace_ranks_text = "representatives";
   bool free_communication = false, full_replay = false, quiet = false;
   auto* trace_option = simulate_command->add_option(
-      "--trace", trace_path, "write a Chrome trace (Perfetto, chrome://tracing); - for standard output");
+      "--trace", trace_path,
+      "write a Chrome trace (Perfetto, chrome://tracing), gzip-compressed if it ends in .gz; - for standard output");
   simulate_command
       ->add_option("--trace-ranks", trace_ranks_text,
                    "ranks the trace shows: representatives (those simulated; every rank unless the replay was "
@@ -104,13 +106,15 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   tokens_option->excludes(steps_option);
   train_command->add_option("--runs", train_request.runs, "runs with consecutive seeds (mean and percentiles)")
       ->check(between(1, 100000));
-  train_command->add_option("--trace", run_trace_path, "write the first run's timeline as a Chrome trace; - for standard output");
+  train_command->add_option("--trace", run_trace_path,
+                            "write the first run's timeline as a Chrome trace (.gz: compressed); - for standard output");
   train_command->add_option("--report", run_report_path, "write the figures as JSON; - for standard output");
   bool train_quiet = false;
   train_command->add_flag("--quiet", train_quiet, "no progress line");
 
   SearchCommand search_command(app);
   LiveCommands live_commands(app);
+  MegatronCommand megatron_command(app);
 
   app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
 
@@ -183,6 +187,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                      {"--report", [&](std::ostream& o) { o << to_json(plan).dump(2) << "\n"; }}});
     } else if (search_command.parsed()) {
       search_command.run(out, err);
+    } else if (megatron_command.parsed()) {
+      megatron_command.run(out, err);
     } else if (schedule_command->parsed()) {
       outputs.add("--out", schedule_path);
       const Scenario scenario = schedule_args.load();

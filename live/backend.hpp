@@ -1,7 +1,7 @@
 #pragma once
 // What the live executor needs from the machine it runs on: communicators,
 // a way to run one task, and the times it measured. Two backends: the host
-// backend (MPI + the CPU reference kernels, host_backend.hpp) and the CUDA
+// backend (MPI + the CPU kernels, host_backend.hpp) and the CUDA
 // backend (NCCL + the kernels of kernels/cuda, cuda_backend.hpp).
 #include <atomic>
 #include <stdexcept>

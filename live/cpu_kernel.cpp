@@ -8,12 +8,13 @@
 #include <string>
 #include <utility>
 
+#include "host/attention.hpp"
+#include "host/gelu.hpp"
+#include "host/gemm.hpp"
 #include "reference/activations.hpp"
 #include "reference/adamw.hpp"
-#include "reference/attention.hpp"
 #include "reference/cross_entropy.hpp"
 #include "reference/embedding.hpp"
-#include "reference/gemm.hpp"
 #include "reference/norms.hpp"
 
 namespace simtrain {
@@ -85,12 +86,15 @@ Plan plan(const KernelCall& call) {
     case Kernel::gemm: {
       expect(3, "M, N, K");
       const int64_t m = size[0], n = size[1], k = size[2];
+      for (int64_t extent : size) fits_int(extent, "a GEMM size");  // BLAS takes int sizes
       p.floats = {{product(call, m, k), kInput}, {product(call, n, k), kInput}, {product(call, m, n), kOutput}};
       return p;
     }
     case Kernel::attention_forward:
     case Kernel::attention_backward: {
       expect(4, "batch, heads, seq, head_dim");
+      fits_int(size[2], "a sequence");  // the sizes of its GEMMs
+      fits_int(size[3], "a head dimension");
       const int64_t rows = product(call, product(call, size[0], size[1]), size[2]);
       const int64_t n = product(call, rows, size[3]);
       if (call.kernel == Kernel::attention_forward)  // q, k, v; out, lse
@@ -211,10 +215,9 @@ double loop_count(const KernelCall& call) {
   }
 }
 
-// The sizes kernel_sample halves, in order.
+// The sizes kernel_sample halves, in order (a GEMM's M and N: the larger first).
 std::vector<size_t> cut_sizes(Kernel kernel) {
   switch (kernel) {
-    case Kernel::gemm: return {0, 1};
     case Kernel::attention_forward:
     case Kernel::attention_backward: return {0, 1, 2};
     case Kernel::embedding_forward:
@@ -226,12 +229,23 @@ std::vector<size_t> cut_sizes(Kernel kernel) {
 }  // namespace
 
 KernelSample kernel_sample(const KernelCall& call) {
-  constexpr double max_loops = 1 << 20, max_bytes = 16 << 20;
+  // BLAS needs blocks of some size to run at its speed: 2^26 loops take it
+  // about a millisecond, as 2^20 take the references.
+  const bool blas = call.kernel == Kernel::gemm || call.kernel == Kernel::attention_forward ||
+                    call.kernel == Kernel::attention_backward;
+  const double max_loops = blas ? 0x1p26 : 0x1p20, max_bytes = 16 << 20;
   CpuKernel::bytes_needed(call);  // refuses what CpuKernel refuses, before the sizes are read
   KernelSample sample{call, 1};
   auto too_large = [&] {
     return loop_count(sample.call) > max_loops || CpuKernel::bytes_needed(sample.call) > max_bytes;
   };
+  if (call.kernel == Kernel::gemm) {  // a block of the output, not a row: a GEMV runs far slower a loop
+    int64_t &m = sample.call.sizes.at(0), &n = sample.call.sizes.at(1);
+    while ((m > 1 || n > 1) && too_large()) {
+      int64_t& larger = m >= n ? m : n;
+      larger = (larger + 1) / 2;
+    }
+  }
   for (size_t index : cut_sizes(call.kernel)) {
     int64_t& size = sample.call.sizes.at(index);
     while (size > 1 && too_large()) size = (size + 1) / 2;
@@ -288,23 +302,16 @@ void CpuKernel::run() {
   const std::vector<int64_t>& size = call_.sizes;
   switch (call_.kernel) {
     case Kernel::gemm:
-      f[2] = reference::gemm(f[0], f[1], size[0], size[1], size[2]);
+      host::gemm(f[0].data(), f[1].data(), f[2].data(), size[0], size[1], size[2]);
       return;
-    case Kernel::attention_forward: {
-      const AttentionShape shape{size[0], size[1], size[2], size[3]};
-      reference::AttentionForward result = reference::attention_forward(f[0], f[1], f[2], shape);
-      f[3] = std::move(result.out);
-      f[4] = std::move(result.lse);
+    case Kernel::attention_forward:
+      host::attention_forward(f[0].data(), f[1].data(), f[2].data(), f[3].data(), f[4].data(),
+                              AttentionShape{size[0], size[1], size[2], size[3]});
       return;
-    }
-    case Kernel::attention_backward: {
-      const AttentionShape shape{size[0], size[1], size[2], size[3]};
-      reference::AttentionGradients result = reference::attention_backward(f[0], f[1], f[2], f[3], f[4], f[5], shape);
-      f[6] = std::move(result.dq);
-      f[7] = std::move(result.dk);
-      f[8] = std::move(result.dv);
+    case Kernel::attention_backward:
+      host::attention_backward(f[0].data(), f[1].data(), f[2].data(), f[3].data(), f[4].data(), f[5].data(),
+                               f[6].data(), f[7].data(), f[8].data(), AttentionShape{size[0], size[1], size[2], size[3]});
       return;
-    }
     case Kernel::layernorm_forward: {
       reference::NormForward result = reference::layernorm_forward(f[0], f[1], f[2], size[0], size[1]);
       f[3] = std::move(result.y);
@@ -334,10 +341,10 @@ void CpuKernel::run() {
       return;
     }
     case Kernel::gelu_forward:
-      f[1] = reference::gelu_forward(f[0]);
+      host::gelu_forward(f[0].data(), f[1].data(), size[0]);
       return;
     case Kernel::gelu_backward:
-      f[2] = reference::gelu_backward(f[0], f[1]);
+      host::gelu_backward(f[0].data(), f[1].data(), f[2].data(), size[0]);
       return;
     case Kernel::swiglu_forward:
       f[2] = reference::swiglu_forward(f[0], f[1]);

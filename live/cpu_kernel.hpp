@@ -1,7 +1,9 @@
 #pragma once
-// A kernel call (kernels/kernel_call.hpp) made ready to run on the CPU with
-// the reference implementations of kernels/reference/: inputs of its real
-// sizes, filled with pseudo-random values. The host backend's compute.
+// A kernel call (kernels/kernel_call.hpp) made ready to run on the CPU:
+// GEMMs and attention on OpenBLAS (kernels/host/, by blocks of GEMMs for
+// attention), GELU vectorised (kernels/host/gelu.hpp), the other kernels with the reference implementations of
+// kernels/reference/; inputs of its real sizes, filled with pseudo-random
+// values. The host backend's compute.
 //
 // The buffers mirror what kernels/profiler/prepared_kernel.cpp allocates on
 // the GPU, kernel by kernel, but every element is a float (the references
@@ -18,14 +20,16 @@
 namespace simtrain {
 
 // A cut-down call of the same kernel, quick to time, and how many times more
-// the whole call's loops run: the reference kernels' loops run a number of
+// the whole call's loops run: the kernels' loops run a number of
 // times known from the sizes (gemm M*N*K; causal attention
 // B*H*S(S+1)/2*D; embeddings tokens*hidden; the others once per element),
 // so the whole call takes about `scale` times the sample's time (the
 // sample's buffers fit in faster caches: a little less, for the largest
-// calls). Leading sizes are halved (gemm: M, then N; attention: batch,
-// heads, then sequence; embeddings: tokens, then table rows) until the
-// sample's loops run at most 2^20 times and its buffers hold at most 16 MiB.
+// calls). Leading sizes are halved (gemm: the larger of M and N, so that
+// BLAS still multiplies blocks; attention: batch, heads, then sequence;
+// embeddings: tokens, then table rows) until the sample's loops run at most
+// 2^26 times (the BLAS kernels: gemm, attention) or 2^20 times (the
+// references) and its buffers hold at most 16 MiB.
 // Throws std::invalid_argument as CpuKernel does.
 struct KernelSample {
   KernelCall call;

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
+
+#include "host/blas_setup.hpp"
 
 namespace simtrain {
 
@@ -38,6 +42,9 @@ HostBackend::HostBackend(MpiWorld& world, const Scenario& scenario)
   MPI_Comm_split_type(world.communicator(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &local);
   MPI_Comm_size(local, &local_ranks_);
   MPI_Comm_free(&local);
+  // Each rank its share of the host's cores (live/README.md), unless the user chose.
+  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr)
+    host::set_threads(static_cast<int>(std::thread::hardware_concurrency()) / local_ranks_);
   int* tag_upper_bound = nullptr;
   int found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_upper_bound, &found);
@@ -71,9 +78,11 @@ WorkEstimate HostBackend::estimate_works(const Program& program, int rank) const
   std::map<std::string, double> call_seconds;
   for (const auto& [name, call] : rank_kernel_calls(program, rank, dtype_, context_))
     call_seconds[name] = CpuKernel::estimated_seconds(call);
+  const std::string advice = host::kernel_advice();
   WorkEstimate estimate{std::vector<double>(program.works.size(), 0),
-                        "each CPU reference kernel timed on a cut-down copy of its call, every rank at once, and "
-                        "scaled by its loop count; communication not counted"};
+                        "each CPU kernel timed on a cut-down copy of its call, every rank at once, and "
+                        "scaled by its loop count; communication not counted" +
+                            (advice.empty() ? "" : "; " + advice)};
   std::vector<bool> done(program.works.size(), false);
   for (int id : program.rank_tasks(rank)) {
     const int work = program.tasks[id].work;

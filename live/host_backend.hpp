@@ -2,7 +2,8 @@
 // The host backend: the live executor's tasks on CPUs, so that everything
 // but the device (launch, communicators, task order, timing, the trace) runs
 // and is tested on machines without GPUs. Compute tasks run the CPU
-// reference kernels (cpu_kernel.hpp) on buffers of the ops' real shapes;
+// kernels (cpu_kernel.hpp: GEMMs and attention on OpenBLAS, the others the
+// reference kernels) on buffers of the ops' real shapes;
 // collectives, sends and receives are MPI calls on real buffers, and every
 // result is checked: each rank contributes its index in the group plus one,
 // so a sum is known in closed form, and a transfer carries its SEND's id.

@@ -24,7 +24,8 @@ LiveCommands::LiveCommands(CLI::App& app) {
   live_->add_option("--layers", request_.layers, "scale down: run with this many layers")->check(more_than(0));
   live_->add_option("--micro-batches", request_.micro_batches, "scale down: micro-batches per pipeline per step")
       ->check(more_than(0));
-  live_->add_option("--trace", request_.trace_path, "write the measured step as a Chrome trace (rank 0)");
+  live_->add_option("--trace", request_.trace_path,
+                    "write the measured step as a Chrome trace (rank 0), gzip-compressed if it ends in .gz");
   live_->add_option("--checkpoint", request_.checkpoint_dir, "after the step, write every rank's shard of state here");
   live_->add_option("--resume", request_.resume_dir, "before the step, verify the checkpoint in this directory");
   live_->add_option("--timeout", request_.timeout_seconds,

@@ -1,14 +1,18 @@
 // simtrain-live: `simtrain live` and `simtrain compare` for a machine with
 // only the CUDA toolkit, MPI and header-only libraries (no SimGrid).
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "host/blas_setup.hpp"
 #include "live_command.hpp"
 #include "process_world.hpp"
 #include "profiler.hpp"
 
 int main(int argc, char** argv) {
+  // The host backend's GEMMs: OpenBLAS picks its kernels before main runs (kernels/host/blas_setup.hpp).
+  if (argc > 1 && std::string(argv[1]) == "live") simtrain::host::restart_with_fitting_kernels(argv);
   CLI::App app{"simtrain-live: run a training step for real and compare it with the simulation"};
   app.require_subcommand(1);
   simtrain::LiveCommands commands(app);

@@ -13,8 +13,8 @@ namespace simtrain {
 // for it (`work_seconds_by_rank[rank][work]`, 0 where that rank does not
 // run it) and communication is free: the critical path through the
 // Program's dependencies and each stream's order. Communication is left
-// out: a live run's backend is slow where its compute is (the CPU reference
-// kernels compute about a GFLOP/s, MPI through shared memory moves GB/s),
+// out: a live run's backend is slow where its compute is (the CPU kernels
+// compute tens of GFLOP/s a core, MPI through shared memory moves GB/s),
 // and the estimate only has to keep the watchdog from stopping a healthy run.
 double estimated_step_seconds(const Program& program, const std::vector<std::vector<double>>& work_seconds_by_rank);
 

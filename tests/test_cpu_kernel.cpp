@@ -1,5 +1,5 @@
-// The host backend's compute (live/cpu_kernel.hpp): every kernel runs on the
-// CPU references at small sizes, holds the bytes it says it needs, and
+// The host backend's compute (live/cpu_kernel.hpp): every kernel runs at
+// small sizes, holds the bytes it says it needs, and
 // refuses sizes it cannot run.
 #include <set>
 #include <stdexcept>
@@ -78,6 +78,7 @@ TEST(CpuKernel, RefusesSizesItCannotRun) {
   const std::vector<KernelCall> bad = {
       {Kernel::gemm, Dtype::bf16, {2, 3}},
       {Kernel::gemm, Dtype::bf16, {2, 0, 4}},
+      {Kernel::gemm, Dtype::bf16, {1, 1, int64_t(1) << 31}},  // beyond BLAS's int sizes
       {Kernel::attention_forward, Dtype::bf16, {1, 1, -1, 4}},
       {Kernel::elementwise, Dtype::bf16, {}},
       {Kernel::embedding_forward, Dtype::bf16, {8, 16, 40, 3}},

@@ -17,7 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// tiny-4gpu with layers small enough for the CPU reference kernels.
+// tiny-4gpu with layers small enough for a quick CPU run.
 const std::vector<std::string> kCpuSized = {"--set", "hidden_size=128",        "--set", "intermediate_size=512",
                                             "--set", "num_attention_heads=4",  "--set", "seq_length=128",
                                             "--set", "vocab_size=1024"};
@@ -97,7 +97,7 @@ TEST_F(LiveRun, TensorAndPipelineParallelStepRunsTheProgram) {
   EXPECT_THAT(r.out, HasSubstr("scaled down           no"));
   // Estimated before launching: a CPU-sized step takes seconds, so the watchdog keeps its floor.
   EXPECT_EQ(r.out.rfind("estimated step: ", 0), 0u) << r.out;
-  EXPECT_THAT(r.out, HasSubstr(" on the host backend (each CPU reference kernel timed on a cut-down copy of its call"));
+  EXPECT_THAT(r.out, HasSubstr(" on the host backend (each CPU kernel timed on a cut-down copy of its call"));
   EXPECT_THAT(r.out, HasSubstr("\nwatchdog: stops the run after 5.0 min without a completed task (default: 3 x the "
                                "estimated step, at least 5.0 min)\n"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("to shrink the step")));

@@ -70,14 +70,14 @@ TEST(StepEstimate, DurationsReadAsPeopleSayThem) {
 }
 
 TEST(KernelSample, CutsLeadingSizesAndScalesByTheLoopsOfTheWholeCall) {
-  // M to 1, then N halved until M*N*K <= 2^20: 72 * 12288.
+  // The larger of M and N halved until M*N*K <= 2^26: 64 * 72 * 12288, a block BLAS runs at speed.
   const KernelSample gemm = kernel_sample({Kernel::gemm, Dtype::bf16, {2048, 4608, 12288}});
-  EXPECT_EQ(gemm.call.sizes, (std::vector<int64_t>{1, 72, 12288}));
-  EXPECT_EQ(gemm.scale, 2048.0 * 4608 / 72);
-  // Batch and heads to 1, then the sequence, whose causal loops run S(S+1)/2 times.
+  EXPECT_EQ(gemm.call.sizes, (std::vector<int64_t>{64, 72, 12288}));
+  EXPECT_EQ(gemm.scale, 2048.0 * 4608 / (64 * 72));
+  // Batch and heads to 1, then the sequence, whose causal loops run S(S+1)/2 times (2^26 at most).
   const KernelSample attention = kernel_sample({Kernel::attention_forward, Dtype::bf16, {2, 16, 4096, 128}});
-  EXPECT_EQ(attention.call.sizes, (std::vector<int64_t>{1, 1, 64, 128}));
-  EXPECT_EQ(attention.scale, 2.0 * 16 * (4096.0 * 4097 / 2) / (64.0 * 65 / 2));
+  EXPECT_EQ(attention.call.sizes, (std::vector<int64_t>{1, 1, 512, 128}));
+  EXPECT_EQ(attention.scale, 2.0 * 16 * (4096.0 * 4097 / 2) / (512.0 * 513 / 2));
   // The table's rows hold memory, not loops: cut for the 16 MiB, not counted in the scale.
   const KernelSample embedding = kernel_sample({Kernel::embedding_forward, Dtype::bf16, {1024, 1024, 16000, 2}});
   EXPECT_EQ(embedding.call.sizes, (std::vector<int64_t>{1, 1024, 4000, 2}));

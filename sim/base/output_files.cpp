@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "sim/base/gzip_stream.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/interrupt_guard.hpp"
 
@@ -11,6 +12,11 @@ namespace simtrain {
 namespace fs = std::filesystem;
 
 namespace {
+
+// What goes into a file: compressed where its name ends in ".gz".
+ContentWriter file_content(const std::string& path, const ContentWriter& content) {
+  return is_gzip_path(path) ? gzip_compressed(content) : content;
+}
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
@@ -67,7 +73,7 @@ void OutputFiles::write(const std::vector<std::pair<std::string, ContentWriter>>
   std::vector<std::unique_ptr<StagedFile>> staged;
   for (const auto& [option, content] : contents)
     if (const Output* output = find(option); output && output->path != "-" && !output->target.direct)
-      staged.push_back(std::make_unique<StagedFile>(output->target, content));
+      staged.push_back(std::make_unique<StagedFile>(output->target, file_content(output->path, content)));
   {
     const SignalsHeld held;  // an interruption now waits until every file is in place
     for (const auto& file : staged) file->commit();
@@ -80,7 +86,7 @@ void OutputFiles::write(const std::vector<std::pair<std::string, ContentWriter>>
     if (output->path == "-")
       content(standard_output_);
     else if (output->target.direct)
-      write_in_place(output->target, content);
+      write_in_place(output->target, file_content(output->path, content));
   }
   mark_outputs_written(OutputsWritten::all);
 }

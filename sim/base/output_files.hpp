@@ -5,7 +5,8 @@
 // output's), and at the end all are written together: each regular file to a
 // temporary file beside it, then all renamed into place with Ctrl-C held back,
 // so that an interruption leaves every output as it was or complete. "-" is
-// standard output; devices and FIFOs are written in place.
+// standard output; devices and FIFOs are written in place. A path ending ".gz"
+// is written gzip-compressed (sim/base/gzip_stream.hpp); standard output never is.
 #include <ostream>
 #include <string>
 #include <utility>

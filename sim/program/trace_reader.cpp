@@ -6,7 +6,9 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <sstream>
 
+#include "sim/base/gzip_stream.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -315,7 +317,8 @@ RecordedStep read_chrome_trace_file(const std::string& path) {
   check_input_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot be read");
-  return read_chrome_trace(in, path);
+  std::istringstream text(read_maybe_gzipped(in, path));
+  return read_chrome_trace(text, path);
 }
 
 }  // namespace simtrain

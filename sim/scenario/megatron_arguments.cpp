@@ -1,0 +1,346 @@
+#include "sim/scenario/megatron_arguments.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include "sim/base/input_error.hpp"
+#include "sim/base/limits.hpp"
+
+namespace simtrain {
+
+const std::vector<std::string> kIgnoredMegatronFlags = {
+    // data and tokenizer files
+    "--data-path", "--train-data-path", "--valid-data-path", "--test-data-path", "--data-cache-path", "--split",
+    "--mock-data", "--num-workers", "--tokenizer-model", "--tiktoken-*", "--no-create-attention-mask-in-dataloader",
+    "--no-mmap-bin-files",
+    // checkpoints
+    "--save*", "--load*", "--ckpt-*", "--no-save-*", "--no-load-*", "--use-checkpoint-args", "--finetune",
+    // logging, profiling, evaluation
+    "--log-*", "--tensorboard-*", "--wandb-*", "--timing-log-*", "--profile*", "--eval-*",
+    // learning rate, optimizer hyper-parameters, loss scaling, initialisation, run length
+    "--lr*", "--min-lr", "--decoupled-*", "--weight-decay*", "--start-weight-decay", "--end-weight-decay", "--adam-*",
+    "--clip-grad", "--loss-scale*", "--initial-loss-scale", "--min-loss-scale", "--hysteresis", "--init-method-std",
+    "--seed", "--train-iters", "--train-samples", "--exit-*", "--step-batch-size-schedule", "--rampup-batch-size",
+    "--calculate-per-token-loss",
+    // numerics that cost the same whatever their value (dropout: simtrain models its masks at any rate)
+    "--attention-dropout", "--hidden-dropout", "--rotary-base", "--rotary-percent", "--apply-layernorm-1p",
+    "--norm-epsilon", "--fp8-amax-history-len", "--fp8-amax-compute-algo", "--fp8-margin",
+    // process setup
+    "--distributed-backend", "--distributed-timeout-minutes", "--use-mcore-models"};
+
+namespace {
+
+// The flags that set a scenario field, and whether each takes a value.
+const std::map<std::string, bool> kKnownTakesValue = {
+    {"--num-layers", true}, {"--hidden-size", true}, {"--num-attention-heads", true}, {"--ffn-hidden-size", true},
+    {"--group-query-attention", false}, {"--num-query-groups", true}, {"--kv-channels", true},
+    {"--swiglu", false}, {"--normalization", true}, {"--disable-bias-linear", false},
+    {"--position-embedding-type", true}, {"--max-position-embeddings", true},
+    {"--untie-embeddings-and-output-weights", false}, {"--vocab-size", true},
+    {"--make-vocab-size-divisible-by", true}, {"--tokenizer-type", true}, {"--vocab-file", true},
+    {"--merge-file", true}, {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true},
+    {"--bf16", false}, {"--fp16", false}, {"--fp8-format", true}, {"--fp8-recipe", true},
+    {"--recompute-activations", false}, {"--recompute-granularity", true}, {"--recompute-method", true},
+    {"--recompute-num-layers", true}, {"--checkpoint-activations", false},
+    {"--activations-checkpoint-method", true}, {"--activations-checkpoint-num-layers", true},
+    {"--attention-backend", true}, {"--use-flash-attn", false}, {"--tensor-model-parallel-size", true},
+    {"--pipeline-model-parallel-size", true}, {"--num-layers-per-virtual-pipeline-stage", true},
+    {"--virtual-pipeline-model-parallel-size", true}, {"--decoder-first-pipeline-num-layers", true},
+    {"--decoder-last-pipeline-num-layers", true}, {"--account-for-embedding-in-pipeline-split", false},
+    {"--account-for-loss-in-pipeline-split", false}, {"--pipeline-model-parallel-layout", true},
+    {"--sequence-parallel", false}, {"--context-parallel-size", true}, {"--expert-model-parallel-size", true},
+    {"--num-experts", true}, {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
+    {"--overlap-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--ddp-bucket-size", true},
+    {"--DDP-impl", true}};
+
+// Flags only Megatron-LM of 2021 had: it ran attention unfused (no FlashAttention yet).
+const std::vector<std::string> kFlagsOf2021 = {"--DDP-impl", "--checkpoint-activations",
+                                               "--activations-checkpoint-method",
+                                               "--activations-checkpoint-num-layers"};
+
+constexpr int64_t kGpt2Vocabulary = 50257;  // GPT-2's BPE: what --vocab-file + --merge-file name by default
+
+// Megatron's flag for a scenario field of the same name: --decoder-first-pipeline-num-layers.
+std::string flag_of(std::string field) {
+  std::replace(field.begin(), field.end(), '_', '-');
+  return "--" + field;
+}
+
+bool is_ignored(const std::string& flag) {
+  return std::any_of(kIgnoredMegatronFlags.begin(), kIgnoredMegatronFlags.end(), [&](const std::string& pattern) {
+    return pattern.ends_with('*') ? flag.starts_with(pattern.substr(0, pattern.size() - 1)) : flag == pattern;
+  });
+}
+
+void add_once(std::vector<std::string>& list, const std::string& flag) {
+  if (std::find(list.begin(), list.end(), flag) == list.end()) list.push_back(flag);
+}
+
+// The known flags given (a value, or "" for a switch; the last one given
+// counts, as in argparse), and the others by kind.
+class Arguments {
+public:
+  Arguments(const std::vector<std::string>& all_words, const std::string& source) : source_(source) {
+    // The launcher's words (torchrun ... pretrain_gpt.py) are not the script's.
+    auto script =
+        std::find_if(all_words.rbegin(), all_words.rend(), [](const std::string& w) { return w.ends_with(".py"); });
+    words_.assign(script.base(), all_words.end());
+    for (size_t i = 0; i < words_.size(); ++i) {
+      std::string flag = words_[i];
+      if (!flag.starts_with("--"))
+        throw InputError(source_, "", "'" + flag + "': a value without a flag before it");
+      std::optional<std::string> inline_value;
+      if (const size_t equals = flag.find('='); equals != std::string::npos)
+        inline_value = flag.substr(equals + 1), flag.resize(equals);
+      const auto known = kKnownTakesValue.find(flag);
+      if (known == kKnownTakesValue.end()) {
+        add_once(is_ignored(flag) ? ignored : not_simulated, flag);
+        while (!inline_value && i + 1 < words_.size() && !words_[i + 1].starts_with("--")) ++i;  // its values
+        continue;
+      }
+      if (!known->second) {
+        if (inline_value || (i + 1 < words_.size() && !words_[i + 1].starts_with("--")))
+          throw InputError(source_, flag, "takes no value, got '" + (inline_value ? *inline_value : words_[i + 1]) + "'");
+        given_[flag] = "";
+      } else if (inline_value) {
+        given_[flag] = *inline_value;
+      } else {
+        if (i + 1 >= words_.size() || words_[i + 1].starts_with("--")) throw InputError(source_, flag, "expects a value");
+        given_[flag] = words_[++i];
+      }
+    }
+  }
+
+  const std::vector<std::string>& words() const { return words_; }
+  bool has(const std::string& flag) const { return given_.count(flag) > 0; }
+  std::optional<std::string> text(const std::string& flag) const {
+    const auto found = given_.find(flag);
+    return found == given_.end() ? std::nullopt : std::optional<std::string>(found->second);
+  }
+  std::optional<int64_t> integer(const std::string& flag, int64_t at_least = 1) const {
+    const std::optional<std::string> value = text(flag);
+    if (!value) return std::nullopt;
+    int64_t number = 0;
+    const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), number);
+    if (error != std::errc() || end != value->data() + value->size())
+      throw InputError(source_, flag, "expected an integer, got '" + *value + "'");
+    if (number < at_least || number > limits::max_integer)
+      throw InputError(source_, flag, "must be between " + std::to_string(at_least) + " and " +
+                                          std::to_string(limits::max_integer) + ", got " + *value);
+    return number;
+  }
+  int64_t required_integer(const std::string& flag) const {
+    if (const std::optional<int64_t> value = integer(flag)) return *value;
+    throw InputError(source_, flag, "missing: a scenario needs it");
+  }
+  std::optional<std::string> choice(const std::string& flag, const std::vector<std::string>& choices) const {
+    const std::optional<std::string> value = text(flag);
+    if (value && std::find(choices.begin(), choices.end(), *value) == choices.end()) {
+      std::string list;
+      for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
+      throw InputError(source_, flag, "expected one of " + list + ", got '" + *value + "'");
+    }
+    return value;
+  }
+  [[noreturn]] void refuse(const std::string& flag, const std::string& why) const {
+    throw InputError(source_, flag + (text(flag) && !text(flag)->empty() ? " " + *text(flag) : ""), why);
+  }
+
+  std::vector<std::string> ignored, not_simulated;
+
+private:
+  std::string source_;
+  std::vector<std::string> words_;
+  std::map<std::string, std::string> given_;
+};
+
+// Megatron-LM's defaults where a flag is absent: arguments.py.
+int64_t ffn_hidden_size(const Arguments& a, int64_t hidden) {
+  if (const auto ffn = a.integer("--ffn-hidden-size")) return *ffn;
+  return a.has("--swiglu") ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
+}
+
+// The tokenizer's vocabulary padded as Megatron pads it: to a multiple of
+// --make-vocab-size-divisible-by (128) x TP.
+int64_t padded_vocabulary(const Arguments& a, int64_t tp, std::vector<std::string>& notes) {
+  std::optional<int64_t> vocabulary = a.integer("--vocab-size");
+  if (!vocabulary) {
+    const std::string tokenizer = a.text("--tokenizer-type").value_or("GPT2BPETokenizer");
+    if (tokenizer != "GPT2BPETokenizer" || !a.has("--vocab-file"))
+      a.refuse("--vocab-size", "missing: the vocabulary of tokenizer " + tokenizer +
+                                   " is not in the arguments; add --vocab-size N (its vocabulary)");
+    vocabulary = kGpt2Vocabulary;
+    notes.push_back("vocabulary: GPT-2's BPE (--vocab-file with --merge-file), 50257 tokens");
+  }
+  const int64_t multiple = a.integer("--make-vocab-size-divisible-by").value_or(128) * tp;
+  const int64_t padded = (*vocabulary + multiple - 1) / multiple * multiple;
+  if (padded != *vocabulary)
+    notes.push_back("vocabulary padded from " + std::to_string(*vocabulary) + " to " + std::to_string(padded) +
+                    ", a multiple of " + std::to_string(multiple) + " (--make-vocab-size-divisible-by x TP)");
+  return padded;
+}
+
+// training.dtype and fp8_recipe.
+void precision(const Arguments& a, nlohmann::ordered_json& training) {
+  if (a.has("--bf16") && a.has("--fp16")) a.refuse("--fp16", "--bf16 given too: give one");
+  if (!a.has("--bf16") && !a.has("--fp16"))
+    a.refuse("--bf16", "missing: fp32 training (neither --bf16 nor --fp16) is not simulated");
+  training["dtype"] = a.has("--bf16") ? "bf16" : "fp16";
+  if (a.choice("--fp8-format", {"e4m3", "hybrid"})) training["dtype"] = "fp8";
+  if (const auto recipe = a.text("--fp8-recipe")) {
+    if (!a.has("--fp8-format")) a.refuse("--fp8-recipe", "is for fp8 training: --fp8-format missing");
+    if (*recipe != "delayed" && *recipe != "tensorwise")
+      a.refuse("--fp8-recipe", "only delayed and tensorwise scaling are simulated");
+    training["fp8_recipe"] = *recipe;
+  }
+}
+
+// training.recompute_granularity: Megatron recomputes all layers (full),
+// the attention core (selective) or nothing; `--recompute-method block`
+// recomputing fewer layers than a stage's chunk holds is refused.
+void recompute(const Arguments& a, int64_t chunk_layers, nlohmann::ordered_json& training,
+               std::vector<std::string>& notes) {
+  const bool old_full = a.has("--checkpoint-activations") || a.has("--activations-checkpoint-method");
+  std::optional<std::string> granularity = a.choice("--recompute-granularity", {"full", "selective"});
+  if (a.has("--recompute-activations")) {
+    if (granularity && *granularity != "selective")
+      a.refuse("--recompute-activations", "is selective recompute; --recompute-granularity says full");
+    granularity = "selective";
+  }
+  if (old_full) {
+    if (granularity && *granularity != "full")
+      a.refuse("--recompute-granularity",
+               "but --checkpoint-activations or --activations-checkpoint-method recompute whole layers");
+    granularity = "full";
+  }
+  training["recompute_granularity"] = granularity.value_or("none");
+  if (granularity != "full") return;
+  const std::string method_flag = a.has("--recompute-method") ? "--recompute-method" : "--activations-checkpoint-method";
+  const std::string count_flag =
+      a.has("--recompute-num-layers") ? "--recompute-num-layers" : "--activations-checkpoint-num-layers";
+  const std::optional<std::string> method = a.choice(method_flag, {"uniform", "block"});
+  if (!method) notes.push_back("full recompute without --recompute-method: uniform (every layer recomputed)");
+  const int64_t count = a.integer(count_flag).value_or(1);
+  if (method == "block" && count < chunk_layers)
+    a.refuse(method_flag, "block with " + std::to_string(count) + " of the " + std::to_string(chunk_layers) +
+                              " layers of each pipeline chunk: recomputing some layers only is not simulated yet");
+}
+
+}  // namespace
+
+MegatronScenario megatron_scenario(const std::vector<std::string>& words, const MegatronCluster& cluster,
+                                   const std::string& source) {
+  const Arguments a(words, source);
+  MegatronScenario result;
+  result.ignored = a.ignored;
+  result.not_simulated = a.not_simulated;
+  std::vector<std::string>& notes = result.notes;
+
+  for (const auto& [flag, kind] : {std::pair{"--context-parallel-size", "context"},
+                                   std::pair{"--expert-model-parallel-size", "expert"}})
+    if (a.integer(flag).value_or(1) > 1)
+      a.refuse(flag, std::string(kind) + " parallelism is not simulated yet (only 1)");
+  if (a.has("--num-experts")) a.refuse("--num-experts", "mixture-of-experts layers are not simulated yet");
+
+  const int64_t layers = a.required_integer("--num-layers"), hidden = a.required_integer("--hidden-size"),
+                heads = a.required_integer("--num-attention-heads");
+  const int64_t tp = a.integer("--tensor-model-parallel-size").value_or(1),
+                pp = a.integer("--pipeline-model-parallel-size").value_or(1);
+  if (cluster.num_gpus % (tp * pp) != 0)
+    throw InputError("--num-gpus", "", std::to_string(cluster.num_gpus) + " is not a multiple of TP x PP = " +
+                                           std::to_string(tp * pp));
+  const int64_t dp = cluster.num_gpus / (tp * pp);
+
+  nlohmann::ordered_json model;
+  model["hidden_size"] = hidden;
+  model["num_hidden_layers"] = layers;
+  model["num_attention_heads"] = heads;
+  if (a.has("--group-query-attention"))
+    model["num_key_value_heads"] = a.integer("--num-query-groups").value_or(1);
+  else if (a.has("--num-query-groups"))
+    notes.push_back("--num-query-groups without --group-query-attention: no effect, as in Megatron-LM");
+  if (const auto channels = a.integer("--kv-channels"); channels && *channels * heads != hidden)
+    model["head_dim"] = *channels;
+  model["intermediate_size"] = ffn_hidden_size(a, hidden);
+  model["vocab_size"] = padded_vocabulary(a, tp, notes);
+  const std::string positions =
+      a.choice("--position-embedding-type", {"learned_absolute", "rope"}).value_or("learned_absolute");
+  const int64_t seq = a.required_integer("--seq-length");
+  if (positions == "learned_absolute")
+    model["max_position_embeddings"] = a.integer("--max-position-embeddings").value_or(seq);
+  model["hidden_act"] = a.has("--swiglu") ? "swiglu" : "gelu";
+  const bool rms = a.choice("--normalization", {"LayerNorm", "RMSNorm"}) == "RMSNorm";
+  model["norm"] = rms ? "rmsnorm" : "layernorm";
+  model["linear_bias"] = !a.has("--disable-bias-linear");
+  model["position_embedding"] = positions == "rope" ? "rotary" : "learned";
+  model["tie_word_embeddings"] = !a.has("--untie-embeddings-and-output-weights");
+
+  nlohmann::ordered_json parallelism;
+  parallelism["tensor_model_parallel_size"] = tp;
+  parallelism["pipeline_model_parallel_size"] = pp;
+  int64_t chunks = 1;
+  if (a.has("--num-layers-per-virtual-pipeline-stage") && a.has("--virtual-pipeline-model-parallel-size"))
+    a.refuse("--num-layers-per-virtual-pipeline-stage", "--virtual-pipeline-model-parallel-size given too: give one");
+  if (const auto per_stage = a.integer("--num-layers-per-virtual-pipeline-stage")) {
+    parallelism["num_layers_per_virtual_pipeline_stage"] = *per_stage;
+    chunks = std::max<int64_t>(layers / pp / *per_stage, 1);
+  }
+  if (const auto virtual_stages = a.integer("--virtual-pipeline-model-parallel-size")) {
+    parallelism["num_virtual_stages_per_pipeline_rank"] = *virtual_stages;
+    chunks = *virtual_stages;
+  }
+  for (const std::string field : {"decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"})
+    if (const auto count = a.integer(flag_of(field))) parallelism[field] = *count;
+  for (const std::string field : {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"})
+    if (a.has(flag_of(field))) parallelism[field] = true;
+  if (const auto layout = a.text("--pipeline-model-parallel-layout"))
+    parallelism["pipeline_model_parallel_layout"] = *layout;
+  if (a.has("--sequence-parallel")) {
+    if (tp > 1)
+      parallelism["sequence_parallel"] = true;
+    else
+      notes.push_back("--sequence-parallel with TP 1: off, as Megatron-LM turns it off");
+  }
+  if (a.has("--use-distributed-optimizer")) parallelism["zero_stage"] = 1;
+  if (const auto bucket = a.integer("--ddp-bucket-size")) parallelism["ddp_bucket_size"] = *bucket;
+  const std::optional<std::string> ddp = a.choice("--DDP-impl", {"local", "torch"});
+  if (ddp == "torch")
+    notes.push_back("--DDP-impl torch: PyTorch DDP reduces the gradients during the last micro-batch's backward "
+                    "(overlap_grad_reduce)");
+  if (a.has("--overlap-grad-reduce") || ddp == "torch") parallelism["overlap_grad_reduce"] = true;
+  if (a.has("--overlap-param-gather")) parallelism["overlap_param_gather"] = true;
+  if (a.has("--grad-reduce-in-bf16")) parallelism["grad_reduce_in_bf16"] = true;
+
+  nlohmann::ordered_json training;
+  training["seq_length"] = seq;
+  const int64_t micro = a.integer("--micro-batch-size").value_or(1);
+  training["micro_batch_size"] = micro;
+  training["global_batch_size"] = a.integer("--global-batch-size").value_or(micro * dp);
+  precision(a, training);
+  recompute(a, layers / pp / chunks, training, notes);
+  const std::optional<std::string> backend =
+      a.choice("--attention-backend", {"auto", "flash", "fused", "unfused", "local"});
+  bool flash = !backend || *backend == "auto" || *backend == "flash" || *backend == "fused";
+  if (!backend && !a.has("--use-flash-attn"))
+    for (const std::string& flag : kFlagsOf2021)
+      if (a.has(flag)) {
+        notes.push_back(flag + " is of Megatron-LM of 2021, before FlashAttention: attention unfused");
+        flash = false;
+        break;
+      }
+  training["flash_attention"] = flash;
+
+  nlohmann::ordered_json& d = result.document;
+  std::string line;
+  for (const std::string& w : a.words()) line += (line.empty() ? "" : " ") + w;
+  d["description"] = "From the Megatron-LM arguments: " + line;
+  d["model"] = model;
+  d["training"] = training;
+  d["parallelism"] = parallelism;
+  d["cluster"] = {{"gpu", cluster.gpu}, {"num_gpus", cluster.num_gpus}, {"topology", cluster.topology}};
+  return result;
+}
+
+}  // namespace simtrain

@@ -1,0 +1,236 @@
+// `simtrain from-megatron` (sim/scenario/megatron_arguments.hpp) on the
+// argument lists of Megatron-LM's own example scripts (tests/megatron/*.args,
+// written out from the scripts): the scenario loads, its fields are what the
+// flags say, and the SC'21 Table 1 rows simulate as the shipped scenarios of
+// those rows do. And the shell-word splitter the command line goes through.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "sim/base/input_error.hpp"
+#include "sim/base/shell_words.hpp"
+#include "sim/scenario/megatron_arguments.hpp"
+#include "test_support.hpp"
+
+namespace simtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::HasSubstr;
+
+std::string arguments(const std::string& file) {
+  return fixtures::read_text(fs::path(SIMTRAIN_SOURCE_DIR) / "tests" / "megatron" / file);
+}
+
+// from-megatron ARGS --gpu G --topology T --num-gpus N, the scenario it wrote to standard output.
+struct Converted {
+  fixtures::CliResult result;
+  json scenario;
+};
+Converted from_megatron(const std::string& args, const std::string& gpu, const std::string& topology, int gpus,
+                        const std::vector<std::string>& more = {}) {
+  std::vector<std::string> command = {"from-megatron", args, "--gpu", gpu, "--topology", topology,
+                                      "--num-gpus", std::to_string(gpus)};
+  command.insert(command.end(), more.begin(), more.end());
+  Converted c{fixtures::run_simtrain(command), {}};
+  if (c.result.code == 0) c.scenario = json::parse(c.result.out);
+  return c;
+}
+
+// The step time `simulate` reports for a scenario file, from its JSON report.
+double step_seconds(const std::string& scenario, const fs::path& dir) {
+  const std::string report = (dir / (fs::path(scenario).stem().string() + ".report.json")).string();
+  const auto run = fixtures::run_simtrain({"simulate", scenario, "--quiet", "--report", report});
+  EXPECT_EQ(run.code, 0) << run.err;
+  return fixtures::read_json(report)["step_time_s"].get<double>();
+}
+
+TEST(ShellWords, SplitsAsAShellDoes) {
+  EXPECT_EQ(shell_words("--a 1\t--b  '2 3' \"4 \\\"5\\\"\" x\\ y", "t"),
+            (std::vector<std::string>{"--a", "1", "--b", "2 3", "4 \"5\"", "x y"}));
+  EXPECT_EQ(shell_words("--a \\\n  --b # a comment\n--c '' #x", "t"),
+            (std::vector<std::string>{"--a", "--b", "--c", ""}));
+  EXPECT_EQ(shell_words("a#b '$HOME'", "t"), (std::vector<std::string>{"a#b", "$HOME"}));
+  EXPECT_TRUE(shell_words("  \n ", "t").empty());
+}
+
+TEST(ShellWords, RefusesUnterminatedQuotesAndVariables) {
+  auto error = [](const std::string& text) {
+    try {
+      shell_words(text, "args");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error("--a 'b"), "args: unterminated ' quote");
+  EXPECT_EQ(error("--a \"b"), "args: unterminated \" quote");
+  EXPECT_EQ(error("--tensor-model-parallel-size ${TP} --x"),
+            "args: '${TP}': shell variables are not expanded; paste the arguments with their values");
+  EXPECT_THAT(error("\"$DATA_PATH\""), HasSubstr("'$DATA_PATH': shell variables are not expanded"));
+}
+
+TEST(FromMegatron, Gpt3OfTheExamplesIsTheScenarioItsFlagsSay) {
+  const Converted c = from_megatron(arguments("gpt3-175b-distributed.args"), "H100-SXM", "dgx-h100-superpod", 1024);
+  ASSERT_EQ(c.result.code, 0) << c.result.err;
+  EXPECT_EQ(c.scenario["model"], json::parse(R"({"hidden_size":12288,"num_hidden_layers":96,"num_attention_heads":96,
+      "intermediate_size":49152,"vocab_size":51200,"max_position_embeddings":2048,"hidden_act":"gelu",
+      "norm":"layernorm","linear_bias":true,"position_embedding":"learned","tie_word_embeddings":true})"));
+  EXPECT_EQ(c.scenario["training"], json::parse(R"({"seq_length":2048,"micro_batch_size":1,"global_batch_size":1536,
+      "dtype":"fp16","recompute_granularity":"none","flash_attention":true})"));
+  EXPECT_EQ(c.scenario["parallelism"], json::parse(R"({"tensor_model_parallel_size":8,"pipeline_model_parallel_size":16})"));
+  EXPECT_EQ(c.scenario["cluster"], json::parse(R"({"gpu":"H100-SXM","num_gpus":1024,"topology":"dgx-h100-superpod"})"));
+  // Every other flag of the script is one that does not change the step time, and said so.
+  EXPECT_THAT(c.result.err,
+              HasSubstr("ignored (no effect on step time): --step-batch-size-schedule, --train-iters, --weight-decay, "
+                        "--adam-beta1, --adam-beta2, --init-method-std, --clip-grad, --lr, --lr-decay-style, --min-lr, "
+                        "--lr-warmup-fraction, --lr-decay-iters, --data-path, --split, --log-interval, "
+                        "--save-interval, --eval-interval, --save, --load, --eval-iters, --tensorboard-dir\n"));
+  EXPECT_THAT(c.result.err, HasSubstr("assumed: vocabulary: GPT-2's BPE (--vocab-file with --merge-file), 50257 tokens\n"
+                                      "assumed: vocabulary padded from 50257 to 51200, a multiple of 1024"));
+  EXPECT_EQ(c.scenario["description"].get<std::string>().rfind("From the Megatron-LM arguments: --num-layers 96 ", 0), 0u);
+}
+
+TEST(FromMegatron, TheLlama3ExampleNeedsIgnoreUnknownForWhatIsNotSimulated) {
+  const std::string args = arguments("llama3-8b-h100-fp8.args");
+  const Converted refused = from_megatron(args, "H100-SXM", "dgx-h100-superpod", 8);
+  EXPECT_EQ(refused.result.code, 2);
+  EXPECT_EQ(refused.result.out, "");
+  EXPECT_THAT(refused.result.err,
+              HasSubstr("simtrain: the Megatron-LM arguments: flags that may change the step time and are not simulated: "
+                        "--cross-entropy-loss-fusion, --manual-gc, --empty-unused-memory-level, --fp8-param-gather "
+                        "(--ignore-unknown writes the scenario without them)"));
+  const Converted c = from_megatron(args, "H100-SXM", "dgx-h100-superpod", 8, {"--ignore-unknown"});
+  ASSERT_EQ(c.result.code, 0) << c.result.err;
+  EXPECT_THAT(c.result.err, HasSubstr("warning: not simulated, left out: --cross-entropy-loss-fusion, --manual-gc"));
+  EXPECT_THAT(c.result.err, HasSubstr("assumed: --sequence-parallel with TP 1: off, as Megatron-LM turns it off"));
+  EXPECT_EQ(c.scenario["model"], json::parse(R"({"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,
+      "num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"hidden_act":"swiglu","norm":"rmsnorm",
+      "linear_bias":false,"position_embedding":"rotary","tie_word_embeddings":false})"));
+  EXPECT_EQ(c.scenario["training"], json::parse(R"({"seq_length":8192,"micro_batch_size":1,"global_batch_size":128,
+      "dtype":"fp8","recompute_granularity":"none","flash_attention":true})"));
+  EXPECT_EQ(c.scenario["parallelism"], json::parse(R"({"tensor_model_parallel_size":1,"pipeline_model_parallel_size":1,
+      "zero_stage":1,"overlap_grad_reduce":true,"overlap_param_gather":true,"grad_reduce_in_bf16":true})"));
+}
+
+// The shipped scenario of an SC'21 Table 1 row and the one from the row's
+// arguments in Megatron-LM's run script: the same fields but the precision
+// (the script's fp16, which the shipped one writes bf16: the same rate on
+// A100) and, for --DDP-impl torch, the overlapped gradient reduction.
+TEST(FromMegatron, Sc21Table1RowsAreTheShippedScenariosOfThoseRows) {
+  fixtures::TemporaryDirectory dir{"megatron"};
+  struct Row {
+    std::string args, shipped;
+    int gpus;
+    json parallelism;
+  };
+  const std::vector<Row> rows = {
+      {"sc21-table1-18b.args", "megatron-18.4b-256xa100", 256,
+       json::parse(R"({"tensor_model_parallel_size":8,"pipeline_model_parallel_size":1,"overlap_grad_reduce":true})")},
+      {"sc21-table1-145b.args", "megatron-145.6b-1536xa100", 1536,
+       json::parse(R"({"tensor_model_parallel_size":8,"pipeline_model_parallel_size":8,
+                       "num_layers_per_virtual_pipeline_stage":5})")}};
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.args);
+    const std::string generated = (dir.path() / (row.shipped + ".generated.json")).string();
+    const auto run = fixtures::run_simtrain({"from-megatron", arguments(row.args), "--gpu", "A100-80GB", "--topology",
+                                             "dgx-a100-superpod", "--num-gpus", std::to_string(row.gpus), "--out",
+                                             generated});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_THAT(run.out, HasSubstr("is of Megatron-LM of 2021, before FlashAttention: attention unfused"));
+    const json scenario = fixtures::read_json(generated);
+    const json shipped = fixtures::read_json(fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios" / (row.shipped + ".json"));
+    for (const auto& [key, value] : shipped["model"].items())
+      if (key != "name") EXPECT_EQ(scenario["model"][key], value) << key;
+    json training = shipped["training"];
+    training["dtype"] = "fp16";
+    EXPECT_EQ(scenario["training"], training);
+    EXPECT_EQ(scenario["parallelism"], row.parallelism);
+    EXPECT_EQ(scenario["cluster"], shipped["cluster"]);
+  }
+}
+
+TEST(FromMegatron, TheSc21RowsSimulateAsTheShippedScenarios) {
+  fixtures::TemporaryDirectory dir{"megatron"};
+  const std::string generated = (dir.path() / "145b.json").string();
+  ASSERT_EQ(fixtures::run_simtrain({"from-megatron", arguments("sc21-table1-145b.args"), "--gpu", "A100-80GB",
+                                    "--topology", "dgx-a100-superpod", "--num-gpus", "1536", "--out", generated})
+                .code,
+            0);
+  EXPECT_EQ(step_seconds(generated, dir.path()),
+            step_seconds((fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios/megatron-145.6b-1536xa100.json").string(), dir.path()));
+}
+
+TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
+  const std::string base = "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+                           "--vocab-size 1000 --bf16 ";
+  auto error = [&](const std::string& more) {
+    const Converted c = from_megatron(base + more, "H100-SXM", "dgx-h100-superpod", 8);
+    EXPECT_EQ(c.result.code, 2) << more;
+    EXPECT_EQ(c.result.out, "") << more;
+    return c.result.err;
+  };
+  EXPECT_THAT(error("--context-parallel-size 2"),
+              HasSubstr("--context-parallel-size 2: context parallelism is not simulated yet (only 1)"));
+  EXPECT_THAT(error("--expert-model-parallel-size 4"),
+              HasSubstr("--expert-model-parallel-size 4: expert parallelism is not simulated yet (only 1)"));
+  EXPECT_THAT(error("--num-experts 8"), HasSubstr("mixture-of-experts layers are not simulated yet"));
+  EXPECT_THAT(error("--recompute-granularity full --recompute-method block --recompute-num-layers 1"),
+              HasSubstr("--recompute-method block: block with 1 of the 4 layers of each pipeline chunk: recomputing "
+                        "some layers only is not simulated yet"));
+  EXPECT_THAT(error("--num-layers x"), HasSubstr("--num-layers: expected an integer, got 'x'"));
+  EXPECT_THAT(error("--tensor-model-parallel-size 0"), HasSubstr("--tensor-model-parallel-size: must be between 1"));
+  EXPECT_THAT(error("--swiglu 1"), HasSubstr("--swiglu: takes no value, got '1'"));
+  EXPECT_THAT(error("--fp16"), HasSubstr("the Megatron-LM arguments: --fp16: --bf16 given too: give one"));
+  EXPECT_THAT(error("--fp8-format e5m2"), HasSubstr("--fp8-format: expected one of e4m3, hybrid, got 'e5m2'"));
+  EXPECT_THAT(error("--no-such-flag 3 --tp-comm-overlap"),
+              HasSubstr("not simulated: --no-such-flag, --tp-comm-overlap (--ignore-unknown"));
+  EXPECT_THAT(error("--tensor-model-parallel-size 3"), HasSubstr("--num-gpus: 8 is not a multiple of TP x PP = 3"));
+  // What the scenario then refuses is named too.
+  EXPECT_THAT(error("--tensor-model-parallel-size 8"), HasSubstr("the generated scenario: "));
+  const Converted fp32 = from_megatron("--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+                                       "--vocab-size 1000",
+                                       "H100-SXM", "dgx-h100-superpod", 8);
+  EXPECT_THAT(fp32.result.err, HasSubstr("--bf16: missing: fp32 training (neither --bf16 nor --fp16) is not simulated"));
+  const Converted no_vocabulary = from_megatron("--num-layers 4 --hidden-size 256 --num-attention-heads 4 "
+                                                "--seq-length 128 --bf16 --tokenizer-type HuggingFaceTokenizer",
+                                                "H100-SXM", "dgx-h100-superpod", 8);
+  EXPECT_THAT(no_vocabulary.result.err,
+              HasSubstr("--vocab-size: missing: the vocabulary of tokenizer HuggingFaceTokenizer is not in the arguments"));
+}
+
+TEST(FromMegatron, TheLauncherIsSkippedAndTheScenarioWrittenUnderTheOutputPolicy) {
+  fixtures::TemporaryDirectory dir{"megatron"};
+  const std::string out = (dir.path() / "mine.json").string();
+  const std::string line = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 256 "
+                           "--num-attention-heads 4 --seq-length 128 --vocab-size 1000 --bf16 "
+                           "--recompute-activations --tensor-model-parallel-size 2 --sequence-parallel "
+                           "--virtual-pipeline-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+                           "--global-batch-size 16";
+  const auto run = fixtures::run_simtrain({"from-megatron", line, "--gpu", "H100-SXM", "--topology",
+                                           "dgx-h100-superpod", "--num-gpus", "8", "--out", out});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("wrote " + out));
+  const json scenario = fixtures::read_json(out);
+  EXPECT_EQ(scenario["model"]["vocab_size"], 1024);  // padded to a multiple of 128 x TP 2
+  EXPECT_EQ(scenario["training"]["recompute_granularity"], "selective");
+  EXPECT_EQ(scenario["parallelism"], json::parse(R"({"tensor_model_parallel_size":2,"pipeline_model_parallel_size":2,
+      "num_virtual_stages_per_pipeline_rank":2,"sequence_parallel":true})"));
+  EXPECT_EQ(scenario["description"], "From the Megatron-LM arguments: " + line.substr(line.find("--num-layers")));
+  const auto simulated = fixtures::run_simtrain({"simulate", out, "--quiet"});
+  EXPECT_EQ(simulated.code, 0) << simulated.err;
+  // The same again with the file there: replaced whole. A folder that does not exist: refused before any work.
+  EXPECT_EQ(fixtures::run_simtrain({"from-megatron", line, "--gpu", "H100-SXM", "--topology", "dgx-h100-superpod",
+                                    "--num-gpus", "8", "--out", out}).code,
+            0);
+  const auto missing = fixtures::run_simtrain({"from-megatron", line, "--gpu", "H100-SXM", "--topology",
+                                               "dgx-h100-superpod", "--num-gpus", "8", "--out",
+                                               (dir.path() / "no" / "x.json").string()});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--out"));
+}
+
+}  // namespace
+}  // namespace simtrain
