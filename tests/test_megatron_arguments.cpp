@@ -42,7 +42,7 @@ Converted from_megatron(const std::string& args, const std::string& gpu, const s
 // The step time `simulate` reports for a scenario file, from its JSON report.
 double step_seconds(const std::string& scenario, const fs::path& dir) {
   const std::string report = (dir / (fs::path(scenario).stem().string() + ".report.json")).string();
-  const auto run = fixtures::run_simtrain({"simulate", scenario, "--quiet", "--report", report});
+  const auto run = fixtures::run_simtrain({"simulate", scenario, "--quiet", "--no-sensitivity", "--report", report});
   EXPECT_EQ(run.code, 0) << run.err;
   return fixtures::read_json(report)["step_time_s"].get<double>();
 }
@@ -163,6 +163,22 @@ TEST(FromMegatron, TheSc21RowsSimulateAsTheShippedScenarios) {
             step_seconds((fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios/megatron-145.6b-1536xa100.json").string(), dir.path()));
 }
 
+TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
+  const Converted c = from_megatron(
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+      "--swiglu --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 128 --expert-model-parallel-size 4 "
+      "--moe-token-dispatcher-type alltoall --global-batch-size 16",
+      "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(c.result.code, 0) << c.result.err;
+  EXPECT_EQ(c.scenario["model"]["num_experts"], 16);
+  EXPECT_EQ(c.scenario["model"]["num_experts_per_tok"], 4);
+  EXPECT_EQ(c.scenario["model"]["moe_intermediate_size"], 128);
+  EXPECT_EQ(c.scenario["parallelism"]["expert_model_parallel_size"], 4);
+  EXPECT_EQ(c.scenario["parallelism"]["moe_token_dispatcher_type"], "alltoall");
+  const Scenario s = fixtures::scenario_from(c.scenario);  // loads as written
+  EXPECT_EQ(s.parallel.expert, 4);
+}
+
 TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
   const std::string base = "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
                            "--vocab-size 1000 --bf16 ";
@@ -174,9 +190,8 @@ TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
   };
   EXPECT_THAT(error("--context-parallel-size 2"),
               HasSubstr("--context-parallel-size 2: context parallelism is not simulated yet (only 1)"));
-  EXPECT_THAT(error("--expert-model-parallel-size 4"),
-              HasSubstr("--expert-model-parallel-size 4: expert parallelism is not simulated yet (only 1)"));
-  EXPECT_THAT(error("--num-experts 8"), HasSubstr("mixture-of-experts layers are not simulated yet"));
+  EXPECT_THAT(error("--num-experts 8 --moe-layer-freq ([0]+[1]*3)"),
+              HasSubstr("--moe-layer-freq ([0]+[1]*3): models mixing dense and mixture-of-experts layers are not simulated yet"));
   EXPECT_THAT(error("--recompute-granularity full --recompute-method block --recompute-num-layers 1"),
               HasSubstr("--recompute-method block: block with 1 of the 4 layers of each pipeline chunk: recomputing "
                         "some layers only is not simulated yet"));

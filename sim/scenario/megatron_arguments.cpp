@@ -51,7 +51,9 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--decoder-last-pipeline-num-layers", true}, {"--account-for-embedding-in-pipeline-split", false},
     {"--account-for-loss-in-pipeline-split", false}, {"--pipeline-model-parallel-layout", true},
     {"--sequence-parallel", false}, {"--context-parallel-size", true}, {"--expert-model-parallel-size", true},
-    {"--num-experts", true}, {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
+    {"--num-experts", true}, {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true},
+    {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
+    {"--moe-token-dispatcher-type", true}, {"--moe-layer-freq", true}, {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
     {"--overlap-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--ddp-bucket-size", true},
     {"--DDP-impl", true}};
 
@@ -238,11 +240,10 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   result.not_simulated = a.not_simulated;
   std::vector<std::string>& notes = result.notes;
 
-  for (const auto& [flag, kind] : {std::pair{"--context-parallel-size", "context"},
-                                   std::pair{"--expert-model-parallel-size", "expert"}})
-    if (a.integer(flag).value_or(1) > 1)
-      a.refuse(flag, std::string(kind) + " parallelism is not simulated yet (only 1)");
-  if (a.has("--num-experts")) a.refuse("--num-experts", "mixture-of-experts layers are not simulated yet");
+  if (a.integer("--context-parallel-size").value_or(1) > 1)
+    a.refuse("--context-parallel-size", "context parallelism is not simulated yet (only 1)");
+  if (a.has("--moe-layer-freq") && a.text("--moe-layer-freq") != "1")
+    a.refuse("--moe-layer-freq", "models mixing dense and mixture-of-experts layers are not simulated yet (only 1)");
 
   const int64_t layers = a.required_integer("--num-layers"), hidden = a.required_integer("--hidden-size"),
                 heads = a.required_integer("--num-attention-heads");
@@ -276,6 +277,13 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   model["linear_bias"] = !a.has("--disable-bias-linear");
   model["position_embedding"] = positions == "rope" ? "rotary" : "learned";
   model["tie_word_embeddings"] = !a.has("--untie-embeddings-and-output-weights");
+  if (const auto experts = a.integer("--num-experts")) {  // every layer a mixture of experts (--moe-layer-freq 1)
+    model["num_experts"] = *experts;
+    model["num_experts_per_tok"] = a.integer("--moe-router-topk").value_or(2);
+    model["moe_intermediate_size"] = a.integer("--moe-ffn-hidden-size").value_or(model["intermediate_size"].get<int64_t>());
+    if (const auto shared = a.integer("--moe-shared-expert-intermediate-size"))
+      model["shared_expert_intermediate_size"] = *shared;
+  }
 
   nlohmann::ordered_json parallelism;
   parallelism["tensor_model_parallel_size"] = tp;
@@ -303,6 +311,9 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
     else
       notes.push_back("--sequence-parallel with TP 1: off, as Megatron-LM turns it off");
   }
+  for (const std::string field : {"expert_model_parallel_size", "expert_tensor_parallel_size"})
+    if (const auto size = a.integer(flag_of(field))) parallelism[field] = *size;
+  if (const auto dispatcher = a.text("--moe-token-dispatcher-type")) parallelism["moe_token_dispatcher_type"] = *dispatcher;
   if (a.has("--use-distributed-optimizer")) parallelism["zero_stage"] = 1;
   if (const auto bucket = a.integer("--ddp-bucket-size")) parallelism["ddp_bucket_size"] = *bucket;
   const std::optional<std::string> ddp = a.choice("--DDP-impl", {"local", "torch"});
