@@ -28,12 +28,14 @@ namespace simtrain::gui {
 
 namespace {
 
-// What write_chrome_trace writes starts with its event list; a scenario has none.
+// What write_chrome_trace writes starts with its event list; a scenario has
+// none. A gzip file (--trace x.json.gz) is a trace: scenarios are never compressed.
 bool is_trace(const QString& path) {
-  std::ifstream in(path.toStdString());
+  std::ifstream in(path.toStdString(), std::ios::binary);
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
+  if (head.starts_with("\x1f\x8b")) return true;
   const size_t first = head.find_first_not_of(" \t\r\n");
   return first != std::string::npos && (head[first] == '[' || head.find("\"traceEvents\"") != std::string::npos);
 }

@@ -12,6 +12,7 @@
 
 #include "compare_view.hpp"
 #include "gui_test_support.hpp"
+#include "sim/base/gzip_stream.hpp"
 #include "sim/base/json_fields.hpp"
 #include "sim/program/trace.hpp"
 #include "summary_panel.hpp"
@@ -198,6 +199,19 @@ private slots:
     QCOMPARE(figures.item(0, 3)->text(), QString("same"));  // step time, to the nanosecond
     QCOMPARE(figures.item(2, 2)->text(), QString::fromUtf8("—"));  // TFLOP/s per GPU
     QVERIFY(describe_task(traced.step(), 0).find("time from: trace tiny.trace.json") != std::string::npos);
+  }
+
+  void aGzippedTraceOpensToo() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("tiny.trace.json.gz");
+    {
+      std::ofstream out(path.toStdString(), std::ios::binary);
+      gzip_compressed([&](std::ostream& o) { write_chrome_trace(o, model_->program(), model_->step().timeline); })(out);
+    }
+    window_.open(path, 1);
+    QVERIFY(QTest::qWaitFor([&] { return !window_.busy(); }, 120'000));
+    QVERIFY(window_.step(1));
+    QCOMPARE(window_.step(1)->program().tasks.size(), model_->program().tasks.size());
   }
 
   // With a kernel profile, the hover text counts the sources of the profiled cost model the step was timed
