@@ -233,6 +233,34 @@ SearchRequest tp_and_zero_request() {
   return request;
 }
 
+TEST(Search, VariesExpertParallelismForAModelWithExperts) {
+  EXPECT_TRUE(std::none_of(default_dimensions(fixtures::scenario_from(small_scenario())).begin(),
+                           default_dimensions(fixtures::scenario_from(small_scenario())).end(),
+                           [](const Dimension& d) { return d.key == "expert_model_parallel_size"; }));
+  json doc = small_scenario();
+  doc["model"]["num_experts"] = 8;
+  doc["model"]["num_experts_per_tok"] = 2;
+  doc["model"]["moe_intermediate_size"] = 512;
+  doc["training"]["recompute_granularity"] = "full";
+  SearchRequest request = small_request(0);
+  request.base = fixtures::scenario_from(doc);
+  const std::vector<Dimension> defaults = default_dimensions(request.base);
+  ASSERT_EQ(defaults.back().key, "expert_model_parallel_size");
+  EXPECT_EQ(defaults.back().values, (std::vector<json>{1, 2, 4, 8}));
+  request.dimensions = {{"tensor_model_parallel_size", {1}}, {"pipeline_model_parallel_size", {1}},
+                        {"virtual_stages", {1}},              {"micro_batch_size", {1}},
+                        {"zero_stage", {1}},                  {"recompute_granularity", {"full"}},
+                        {"sequence_parallel", {false}}};
+  const SearchResult result = run_search(request, made_up([](const Scenario& s) {
+    return 1.0 + 0.1 * static_cast<double>(s.parallel.expert);
+  }));
+  std::set<int64_t> expert_sizes;
+  for (const SearchRow& row : result.rows) expert_sizes.insert(row.scenario.parallel.expert);
+  EXPECT_EQ(expert_sizes, (std::set<int64_t>{1, 2, 4, 8}));  // DP 8: every power of two up to the 8 experts
+  EXPECT_THAT(to_text(result, 0), testing::ContainsRegex("compression  ep  step ms"));
+  EXPECT_THAT(decision_text(result), HasSubstr("Best for time: TP1 PP1 DP8 EP1, micro-batch 1"));
+}
+
 TEST(SearchText, ZeroTwinsShareALineAndRowsWithinTheTieShareARank) {
   // TP 2 and 4 within 1 % of each other, TP 1 (only ZeRO 1 fits) well behind; ZeRO changes nothing.
   const SearchResult result = run_search(tp_and_zero_request(), made_up([](const Scenario& s) {

@@ -66,7 +66,8 @@ struct SearchRequest {
 
 // The default grid for a scenario (README, "Search"): TP up to a node, PP
 // in powers of two, 1 or 2 virtual stages, micro-batches 1/2/4, 1F1B or
-// ZB-H1, ZeRO 0/1/2, each recompute policy, sequence parallelism on and off.
+// ZB-H1, ZeRO 0/1/2, each recompute policy, sequence parallelism on and off;
+// for a model with experts, expert parallelism in powers of two dividing them.
 std::vector<Dimension> default_dimensions(const Scenario& scenario);
 
 // What a simulation gives a row (also what MPI ranks exchange).
@@ -125,7 +126,8 @@ struct SearchResult {
 // The cells that tell a configuration apart in the tables: GPU type and
 // count, tp, pp, dp, virtual stages, micro-batch size, schedule, ZeRO stage,
 // recompute, sequence parallelism, data-parallel synchronisation and
-// compression, then the fields of `extra_columns`.
+// compression, expert parallelism for a model with experts, then the fields
+// of `extra_columns`.
 std::vector<std::string> configuration_cells(const Scenario& scenario, const std::vector<std::string>& extra_columns);
 // SearchResult::columns less those configuration_cells shows already.
 std::vector<std::string> extra_columns(const SearchResult& result);

@@ -22,7 +22,8 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 // Fields that mean nothing without data parallelism.
 const std::vector<std::string> data_parallel_keys = {
     "zero_stage",        "dp_sync",         "dp_compression_ratio", "dp_compression_seconds_per_GB",
-    "parameter_servers", "ddp_bucket_size", "overlap_grad_reduce", "grad_reduce_in_bf16", "overlap_param_gather"};
+    "parameter_servers", "ddp_bucket_size", "overlap_grad_reduce", "grad_reduce_in_bf16", "overlap_param_gather",
+    "expert_model_parallel_size"};
 
 int recompute_level(const Scenario& s) { return static_cast<int>(s.training.recompute); }
 

@@ -45,6 +45,7 @@ std::string cost_column(const SearchResult& result) {
 std::vector<std::string> configuration_header(const SearchResult& result) {
   std::vector<std::string> header = {"gpu",  "gpus",      "tp", "pp",      "dp",          "vp", "mbs",
                                      "schedule", "zero", "recompute", "sp", "dp_sync", "compression"};
+  if (!result.rows.empty() && result.rows.front().scenario.model.has_experts()) header.push_back("ep");
   for (const std::string& key : extra_columns(result)) header.push_back(key);
   return header;
 }
@@ -184,6 +185,7 @@ std::vector<std::string> configuration_cells(const Scenario& s, const std::vecto
                                     p.tensor == 1 ? "-" : p.sequence_parallel ? "yes" : "no",
                                     dp_sync_text(s),
                                     format("%g", p.dp_compression_ratio)};
+  if (s.model.has_experts()) cells.push_back(std::to_string(p.expert));
   for (const std::string& key : extra_columns) {
     const nlohmann::json value = field(s.document, key);
     cells.push_back(value.is_null() ? "-" : value.is_string() ? value.get<std::string>() : value.dump());

@@ -57,14 +57,22 @@ std::vector<Dimension> default_dimensions(const Scenario& s) {
   std::vector<nlohmann::json> tensor, pipeline;
   for (int t = 1; t <= std::min(8, s.cluster.topology.gpus_per_node); t *= 2) tensor.push_back(t);
   for (int64_t p = 1; p <= s.model.num_layers; p *= 2) pipeline.push_back(p);
-  return {{"tensor_model_parallel_size", tensor},
-          {"pipeline_model_parallel_size", pipeline},
-          {"virtual_stages", {1, 2}},
-          {"micro_batch_size", {1, 2, 4}},
-          {"schedule", {"1f1b", "zb_h1"}},
-          {"zero_stage", {0, 1, 2}},
-          {"recompute_granularity", {"none", "selective", "full"}},
-          {"sequence_parallel", {false, true}}};
+  std::vector<Dimension> dimensions = {{"tensor_model_parallel_size", tensor},
+                                       {"pipeline_model_parallel_size", pipeline},
+                                       {"virtual_stages", {1, 2}},
+                                       {"micro_batch_size", {1, 2, 4}},
+                                       {"schedule", {"1f1b", "zb_h1"}},
+                                       {"zero_stage", {0, 1, 2}},
+                                       {"recompute_granularity", {"none", "selective", "full"}},
+                                       {"sequence_parallel", {false, true}}};
+  // Expert parallelism, for a model with experts: powers of two that divide
+  // the experts (the scenario rules refuse those that do not divide DP).
+  if (s.model.has_experts()) {
+    std::vector<nlohmann::json> expert;
+    for (int64_t e = 1; e <= s.model.num_experts && s.model.num_experts % e == 0; e *= 2) expert.push_back(e);
+    dimensions.push_back({"expert_model_parallel_size", expert});
+  }
+  return dimensions;
 }
 
 }  // namespace simtrain
