@@ -234,8 +234,8 @@ SearchRequest tp_and_zero_request() {
 }
 
 TEST(Search, VariesExpertParallelismForAModelWithExperts) {
-  EXPECT_TRUE(std::none_of(default_dimensions(fixtures::scenario_from(small_scenario())).begin(),
-                           default_dimensions(fixtures::scenario_from(small_scenario())).end(),
+  const std::vector<Dimension> dense = default_dimensions(fixtures::scenario_from(small_scenario()));
+  EXPECT_TRUE(std::none_of(dense.begin(), dense.end(),
                            [](const Dimension& d) { return d.key == "expert_model_parallel_size"; }));
   json doc = small_scenario();
   doc["model"]["num_experts"] = 8;
