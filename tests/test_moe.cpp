@@ -15,6 +15,7 @@
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/program/program_builder.hpp"
 #include "sim/step/memory_model.hpp"
+#include "program_laws.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;
@@ -162,23 +163,8 @@ TEST(Moe, ExpertParallelProgramsHoldTogether) {
         ++listed;
       }
     EXPECT_EQ(listed, p.tasks.size());
-    std::map<std::pair<int, int>, double> sent, received;
-    for (const Task& t : p.tasks) {
-      if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
-      if (t.kind == TaskKind::RECV) received[{t.peer, t.rank}] += t.bytes;
-    }
-    EXPECT_EQ(sent, received);
-    for (const Group& g : p.groups) {
-      std::vector<std::tuple<TaskKind, double, int>> first;
-      for (size_t i = 0; i < g.ranks.size(); ++i) {
-        std::vector<std::tuple<TaskKind, double, int>> sequence;
-        for (int id : p.rank_tasks(g.ranks[i]))
-          if (p.tasks[id].group == g.id) sequence.emplace_back(p.tasks[id].kind, p.tasks[id].bytes, p.tasks[id].count);
-        if (i == 0) first = sequence;
-        EXPECT_EQ(sequence, first) << g.name;
-      }
-      EXPECT_FALSE(first.empty()) << g.name << " has no collective";
-    }
+    fixtures::expect_every_send_pairs_with_one_receive_of_the_same_size(p);
+    fixtures::expect_group_members_issue_the_same_collectives(p);
     double flops = 0;
     for (const Task& t : p.tasks)
       if (t.work >= 0 && t.kind != TaskKind::OPT) flops += p.works[t.work].flops();

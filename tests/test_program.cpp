@@ -9,6 +9,7 @@
 #include "sim/program/program_builder.hpp"
 #include "sim/program/timeline.hpp"
 #include "sim/scenario/scenario_limits.hpp"
+#include "program_laws.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;
@@ -95,32 +96,11 @@ TEST(Program, TasksAreIndexedAndEveryRankListsItsOwn) {
   }
 }
 
-void expect_every_send_pairs_with_one_receive_of_the_same_size(const Program& p) {
-  std::map<int, int> receives_of_send;
-  std::map<std::pair<int, int>, double> sent, received;
-  for (const Task& t : p.tasks) {
-    if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
-    if (t.kind != TaskKind::RECV) continue;
-    ASSERT_EQ(p.deps(t).size(), 1u) << task_name(p, t);
-    const Task& send = p.tasks[p.deps(t)[0]];
-    ASSERT_EQ(send.kind, TaskKind::SEND);
-    EXPECT_EQ(send.peer, t.rank);
-    EXPECT_EQ(t.peer, send.rank);
-    EXPECT_EQ(send.microbatch, t.microbatch);
-    EXPECT_EQ(send.bytes, t.bytes);
-    receives_of_send[send.id] += 1;
-    received[{send.rank, t.rank}] += t.bytes;
-  }
-  for (const Task& t : p.tasks)
-    if (t.kind == TaskKind::SEND) EXPECT_EQ(receives_of_send[t.id], 1) << task_name(p, t);
-  EXPECT_EQ(sent, received);
-}
-
 TEST(Program, EverySendPairsWithOneReceiveOfTheSameSize) {
   for (const Config& c : grid()) {
     const Scenario s = scenario_for(c);
     SCOPED_TRACE(describe(c));
-    expect_every_send_pairs_with_one_receive_of_the_same_size(build_program(s, build_workload(s)));
+    fixtures::expect_every_send_pairs_with_one_receive_of_the_same_size(build_program(s, build_workload(s)));
   }
 }
 
@@ -128,7 +108,7 @@ TEST(Program, EverySendPairsWithOneReceiveOfTheSameSize) {
 TEST(Program, TransfersPairUpBeyond4096Stages) {
   const Scenario s = fixtures::scenario_from(fixtures::scenario_json(1, 2, 2, 4098, "interleaved_1f1b", 1, 2));
   ASSERT_EQ(s.virtual_stages(), 2049);
-  expect_every_send_pairs_with_one_receive_of_the_same_size(build_program(s, build_workload(s)));
+  fixtures::expect_every_send_pairs_with_one_receive_of_the_same_size(build_program(s, build_workload(s)));
 }
 
 // The estimate check_limits refuses a scenario by bounds what is built.
@@ -171,17 +151,7 @@ TEST(Program, MembersOfAGroupIssueTheSameCollectivesInTheSameOrder) {
     const Scenario s = scenario_for(c);
     const Program p = build_program(s, build_workload(s));
     SCOPED_TRACE(describe(c));
-    for (const Group& g : p.groups) {
-      std::vector<std::tuple<TaskKind, double, int>> first;
-      for (size_t i = 0; i < g.ranks.size(); ++i) {
-        std::vector<std::tuple<TaskKind, double, int>> sequence;
-        for (int id : p.rank_tasks(g.ranks[i]))
-          if (p.tasks[id].group == g.id) sequence.emplace_back(p.tasks[id].kind, p.tasks[id].bytes, p.tasks[id].count);
-        if (i == 0) first = sequence;
-        EXPECT_EQ(sequence, first) << g.name;
-      }
-      EXPECT_FALSE(first.empty()) << g.name << " has no collective";
-    }
+    fixtures::expect_group_members_issue_the_same_collectives(p);
   }
 }
 

@@ -3,7 +3,6 @@
 // accumulate in double).
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 #include "host/attention.hpp"
@@ -12,17 +11,12 @@
 #include "reference/activations.hpp"
 #include "reference/attention.hpp"
 #include "reference/gemm.hpp"
+#include "random_values.hpp"
 
 namespace simtrain {
 namespace {
 
-std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = uniform(generator);
-  return values;
-}
+using kernel_tests::random_values;
 
 void expect_close(const std::vector<float>& actual, const std::vector<float>& expected, double tolerance,
                   const char* what) {

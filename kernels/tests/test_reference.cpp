@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <functional>
-#include <random>
 #include <vector>
 
 #include "reference/activations.hpp"
@@ -14,6 +13,7 @@
 #include "reference/embedding.hpp"
 #include "reference/gemm.hpp"
 #include "reference/norms.hpp"
+#include "random_values.hpp"
 
 namespace simtrain::reference {
 namespace {
@@ -23,13 +23,7 @@ void expect_values(const std::vector<float>& actual, const std::vector<double>& 
   for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], tolerance) << "at " << i;
 }
 
-std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<float> values(n);
-  for (float& v : values) v = uniform(generator);
-  return values;
-}
+using kernel_tests::random_values;
 
 double weighted_sum(const std::vector<float>& values, const std::vector<float>& weights) {
   double sum = 0;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include "../random_values.hpp"
 #include "device_buffer.hpp"
 
 namespace simtrain::testing_gpu {
@@ -40,13 +40,7 @@ protected:
   }
 };
 
-inline std::vector<float> random_values(size_t n, unsigned seed, float low = -1, float high = 1) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(low, high);
-  std::vector<float> values(n);
-  for (float& v : values) v = uniform(generator);
-  return values;
-}
+using kernel_tests::random_values;
 
 // `values` as the GPU holds them in T.
 template <typename T>

@@ -1,0 +1,54 @@
+#pragma once
+// Laws every generated Program obeys, checked by tests/test_program.cpp over
+// its grid of layouts and by the suites of other features (expert
+// parallelism) on their own Programs.
+#include <map>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/program/program.hpp"
+
+namespace simtrain::fixtures {
+
+// Each RECV waits for one SEND, of its size, micro-batch and pair of ranks;
+// each SEND is received once; bytes sent between two ranks = bytes received.
+inline void expect_every_send_pairs_with_one_receive_of_the_same_size(const Program& p) {
+  std::map<int, int> receives_of_send;
+  std::map<std::pair<int, int>, double> sent, received;
+  for (const Task& t : p.tasks) {
+    if (t.kind == TaskKind::SEND) sent[{t.rank, t.peer}] += t.bytes;
+    if (t.kind != TaskKind::RECV) continue;
+    ASSERT_EQ(p.deps(t).size(), 1u) << task_name(p, t);
+    const Task& send = p.tasks[p.deps(t)[0]];
+    ASSERT_EQ(send.kind, TaskKind::SEND);
+    EXPECT_EQ(send.peer, t.rank);
+    EXPECT_EQ(t.peer, send.rank);
+    EXPECT_EQ(send.microbatch, t.microbatch);
+    EXPECT_EQ(send.bytes, t.bytes);
+    receives_of_send[send.id] += 1;
+    received[{send.rank, t.rank}] += t.bytes;
+  }
+  for (const Task& t : p.tasks)
+    if (t.kind == TaskKind::SEND) EXPECT_EQ(receives_of_send[t.id], 1) << task_name(p, t);
+  EXPECT_EQ(sent, received);
+}
+
+// The members of each group issue its collectives (kind, size, count) in the same order, and at least one.
+inline void expect_group_members_issue_the_same_collectives(const Program& p) {
+  for (const Group& g : p.groups) {
+    std::vector<std::tuple<TaskKind, double, int>> first;
+    for (size_t i = 0; i < g.ranks.size(); ++i) {
+      std::vector<std::tuple<TaskKind, double, int>> sequence;
+      for (int id : p.rank_tasks(g.ranks[i]))
+        if (p.tasks[id].group == g.id) sequence.emplace_back(p.tasks[id].kind, p.tasks[id].bytes, p.tasks[id].count);
+      if (i == 0) first = sequence;
+      EXPECT_EQ(sequence, first) << g.name;
+    }
+    EXPECT_FALSE(first.empty()) << g.name << " has no collective";
+  }
+}
+
+}  // namespace simtrain::fixtures
