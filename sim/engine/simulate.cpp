@@ -31,15 +31,14 @@ void check_link_names(const Fabric& fabric, const ReplayOptions& options, const 
 
 namespace {
 
-Sensitivity replay_sensitivity(const Scenario& scenario, const Program& program, const std::vector<double>& work_seconds,
-                               ReplayOptions options) {
+Sensitivity replay_sensitivity(const Scenario& scenario, const Program& program, const Fabric& fabric,
+                               const std::vector<double>& work_seconds, ReplayOptions options) {
   options.on_progress = nullptr;
   Sensitivity s;
   s.computed = true;
   std::vector<double> slower = work_seconds;
   for (double& seconds : slower) seconds *= kSensitivityComputeFactor;
-  s.compute_slower_seconds =
-      replay(program, Fabric(scenario.cluster.topology, program.world_size, program.servers), slower, options).step_seconds;
+  s.compute_slower_seconds = replay(program, fabric, slower, options).step_seconds;
   Topology slower_network = scenario.cluster.topology;  // efficiencies scale every link's bandwidth
   slower_network.nvlink_efficiency *= kSensitivityNetworkFactor;
   slower_network.network_efficiency *= kSensitivityNetworkFactor;
@@ -69,7 +68,7 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options, Sens
   sim.report = make_report(scenario, sim.workload, sim.program, sim.timeline, cost_model, wall_seconds);
   if (sensitivity == SensitivityReplays::always ||
       (sensitivity == SensitivityReplays::automatic && sim.program.tasks.size() <= kSensitivityTaskLimit))
-    sim.report.sensitivity = replay_sensitivity(scenario, sim.program, work_seconds, cluster_options);
+    sim.report.sensitivity = replay_sensitivity(scenario, sim.program, fabric, work_seconds, cluster_options);
   else if (sensitivity == SensitivityReplays::automatic)
     sim.report.sensitivity = Sensitivity{};
   return sim;

@@ -129,6 +129,7 @@ struct SearchResult {
 // compression, expert parallelism for a model with experts, then the fields
 // of `extra_columns`.
 std::vector<std::string> configuration_cells(const Scenario& scenario, const std::vector<std::string>& extra_columns);
+inline constexpr size_t kZeroStageCell = 8;  // the ZeRO stage's place among configuration_cells
 // SearchResult::columns less those configuration_cells shows already.
 std::vector<std::string> extra_columns(const SearchResult& result);
 

@@ -1,7 +1,9 @@
 #include "sim/search/search_decision.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "sim/base/text_format.hpp"
 
@@ -9,15 +11,12 @@ namespace simtrain {
 
 namespace {
 
-constexpr size_t kZeroCell = 8;  // in configuration_cells
-
-// Rows alike but for their ZeRO stage, with the same step: the stage changed nothing that was timed.
-bool zero_twins(const SearchResult& result, const SearchRow& a, const SearchRow& b) {
-  if (a.figures.step_seconds != b.figures.step_seconds || a.cost != b.cost) return false;
-  std::vector<std::string> ca = configuration_cells(a.scenario, extra_columns(result));
-  std::vector<std::string> cb = configuration_cells(b.scenario, extra_columns(result));
-  ca[kZeroCell] = cb[kZeroCell] = "";
-  return ca == cb;
+// What ZeRO twins share: rows alike but for their ZeRO stage, with the same
+// step and cost (the stage changed nothing that was timed) have equal keys.
+std::tuple<std::vector<std::string>, double, double> zero_twin_key(const SearchResult& result, const SearchRow& row) {
+  std::vector<std::string> cells = configuration_cells(row.scenario, extra_columns(result));
+  cells[kZeroStageCell] = "";
+  return {cells, row.figures.step_seconds, row.cost};
 }
 
 bool ties(const SearchResult& result, const SearchRow& leader, const SearchRow& row) {
@@ -75,14 +74,13 @@ const TableLine& line_of(const std::vector<TableLine>& lines, int row) {
 std::vector<TableLine> table_lines(const SearchResult& result, int top) {
   const int shown = top == 0 ? static_cast<int>(result.rows.size()) : std::min<int>(top, static_cast<int>(result.rows.size()));
   std::vector<TableLine> lines;
+  std::map<std::tuple<std::vector<std::string>, double, double>, size_t> line_of_key;
   for (int i = 0; i < shown; ++i) {
-    auto twin = std::find_if(lines.begin(), lines.end(), [&](const TableLine& line) {
-      return zero_twins(result, result.rows[line.rows.front()], result.rows[i]);
-    });
-    if (twin != lines.end())
-      twin->rows.push_back(i);
-    else
+    auto [it, added] = line_of_key.try_emplace(zero_twin_key(result, result.rows[i]), lines.size());
+    if (added)
       lines.push_back({{i}, ""});
+    else
+      lines[it->second].rows.push_back(i);
   }
   for (size_t first = 0; first < lines.size();) {
     const SearchRow& leader = result.rows[lines[first].rows.front()];

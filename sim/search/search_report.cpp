@@ -124,7 +124,7 @@ std::vector<std::string> cells(const SearchResult& result, const TableLine& line
     headroom.push_back(format("%.1f", (merged.scenario.cluster.gpu.memory_bytes - merged.peak_memory_bytes) / GiB));
     if (merged.baseline) note = "the scenario's own";
   }
-  if (line.rows.size() > 1) c[1 + 8] = joined(zero, ",");  // the zero cell of configuration_cells
+  if (line.rows.size() > 1) c[1 + kZeroStageCell] = joined(zero, ",");  // after the rank
   for (const std::string& cell :
        {with_commas(row.figures.step_seconds * 1e3, step_decimals), format("%.1f", row.figures.model_tflops_per_gpu), format("%.1f", row.figures.mfu * 100),
         format("%.1f", row.figures.bubble_fraction * 100), joined(memory, "/"), joined(headroom, "/"),
