@@ -410,6 +410,11 @@ TEST_F(SearchCli, BadOptionsAreInputErrors) {
   const fixtures::CliResult r = fixtures::run_simtrain(args);
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--vary zero_stage: expected key=value"));
+  std::vector<std::string> tie = search_args();
+  tie.insert(tie.end(), {"--tie", "150"});
+  const fixtures::CliResult t = fixtures::run_simtrain(tie);
+  EXPECT_EQ(t.code, 2);
+  EXPECT_THAT(t.err, HasSubstr("--tie"));
 }
 
 TEST_F(SearchCli, MpiRanksGatherTheSameTableAsOneProcess) {

@@ -33,3 +33,10 @@ TEST(Sensitivity, OnlyWhenAskedFor) {
   EXPECT_TRUE(automatic.sensitivity->computed);  // far below kSensitivityTaskLimit
   EXPECT_EQ(to_json(automatic)["sensitivity"]["computed"], true);
 }
+
+TEST(Sensitivity, ForcingAndSkippingItAtOnceIsRefused) {
+  const fixtures::CliResult r =
+      fixtures::run_simtrain({"simulate", "tiny-4gpu", "--quiet", "--sensitivity", "--no-sensitivity"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sensitivity excludes --no-sensitivity"), std::string::npos) << r.err;
+}
