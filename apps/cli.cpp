@@ -7,6 +7,7 @@
 #include "live_command.hpp"
 #include "megatron_command.hpp"
 #include "process_world.hpp"
+#include "profile_plan.hpp"
 #include "profiler.hpp"
 #include "scenario_arguments.hpp"
 #include "search_command.hpp"
@@ -86,10 +87,17 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   profile_args.add_to(*profile_command, false);
   std::string profile_path;
   ProfileOptions profile_options;
-  profile_command->add_option("--out", profile_path, "database to write, e.g. kernels/profiles/H100-SXM.json")
-      ->required();
+  auto* profile_out = profile_command->add_option("--out", profile_path, "database to write, e.g. kernels/profiles/H100-SXM.json");
   profile_command->add_flag("--sweep", profile_options.sweep,
                             "also time a standard grid of shapes, so that the database serves other scenarios");
+  bool profile_list = false;
+  profile_command->add_flag("--list", profile_list, "print the kernels it would time and stop (no GPU needed)")
+      ->excludes(profile_out);
+  std::vector<std::string> profile_also;
+  profile_command->add_option("--also", profile_also,
+                              "time this scenario's kernels too, into the same database (repeatable; --set applies to each)")
+      ->type_name("SCENARIO")
+      ->allow_extra_args(false);
 
   auto* train_command = app.add_subcommand("train", "simulate a whole training run with failures, checkpoints and restarts");
   ScenarioArguments train_args;
@@ -203,8 +211,17 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     } else if (profile_command->parsed()) {
       profile_options.command_line = command_line(argc, argv);
       profile_options.progress = &err;
-      write_kernel_profile(profile_args.load(), profile_path, profile_options);
-      if (profile_path != "-") out << "wrote " << profile_path << "\n";
+      std::vector<Scenario> scenarios = {profile_args.load()};
+      for (const std::string& path : profile_also) scenarios.push_back(load_scenario(path, profile_args.overrides));
+      if (profile_list) {
+        print_profile_plan(profile_plan(scenarios, profile_options.sweep), out);
+      } else if (profile_path.empty()) {
+        err << "simtrain profile: --out is required (or --list)\n";
+        return 2;
+      } else {
+        write_kernel_profile(scenarios, profile_path, profile_options);
+        if (profile_path != "-") out << "wrote " << profile_path << "\n";
+      }
     } else {
       list_builtins(out);
     }

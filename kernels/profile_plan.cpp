@@ -1,5 +1,6 @@
 #include "profile_plan.hpp"
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -46,11 +47,16 @@ std::vector<Op> program_ops(const Program& program) {
 std::vector<Op> sweep_ops(const std::vector<Op>& ops, Dtype dtype) {
   std::vector<Op> grid;
   std::set<OpKey> seen;
-  const double e = dtype_bytes(dtype);
+  // In fp8 training the grid's GEMMs are the linears': fp8 in, bf16 out.
+  const bool fp8 = dtype == Dtype::fp8;
+  const double input_bytes = dtype_bytes(dtype), output_bytes = fp8 ? dtype_bytes(Dtype::bf16) : input_bytes;
   for (int64_t m = 512; m <= 16384; m *= 2)
     for (int64_t n = 512; n <= 16384; n *= 2)
-      for (int64_t k = 512; k <= 16384; k *= 2)
-        add_distinct(grid, seen, {"gemm", OpClass::gemm, {m, n, k}, 2.0 * m * n * k, (m * k + k * n + m * n) * e});
+      for (int64_t k = 512; k <= 16384; k *= 2) {
+        Op gemm{"gemm", OpClass::gemm, {m, n, k}, 2.0 * m * n * k, (m * k + k * n) * input_bytes + m * n * output_bytes};
+        gemm.fp8_operands = fp8;
+        add_distinct(grid, seen, gemm);
+      }
   for (const Op& op : ops) {
     if (op.op_class == OpClass::attention)
       for (int64_t seq = 1024; seq <= 8192; seq *= 2) add_distinct(grid, seen, resized(op, seq));
@@ -61,17 +67,33 @@ std::vector<Op> sweep_ops(const std::vector<Op>& ops, Dtype dtype) {
   return grid;
 }
 
-std::vector<ProfileItem> profile_plan(const Scenario& scenario, bool sweep) {
-  const Program program = build_program(scenario, build_workload(scenario));
-  std::vector<Op> ops = program_ops(program);
-  if (sweep) {
-    std::set<OpKey> seen;
-    for (const Op& op : ops) seen.insert({op.name, op.shape});
-    for (const Op& op : sweep_ops(ops, scenario.training.dtype)) add_distinct(ops, seen, op);
+void print_profile_plan(const std::vector<ProfileItem>& plan, std::ostream& out) {
+  std::map<std::string, int> per_class;
+  for (const ProfileItem& item : plan) {
+    out << item.op.name << ": " << item.call.description() << "\n";
+    ++per_class[to_string(item.op.op_class)];
   }
-  const KernelContext context = kernel_context(scenario);
+  out << plan.size() << " kernels to time:";
+  for (const auto& [op_class, count] : per_class) out << " " << count << " " << op_class;
+  out << "\n";
+}
+
+std::vector<ProfileItem> profile_plan(const std::vector<Scenario>& scenarios, bool sweep) {
   std::vector<ProfileItem> plan;
-  for (const Op& op : ops) plan.push_back({op, kernel_call(op, scenario.training.dtype, context)});
+  std::set<std::pair<OpKey, Dtype>> planned;
+  for (const Scenario& scenario : scenarios) {
+    const Dtype dtype = scenario.training.dtype;
+    std::vector<Op> ops = program_ops(build_program(scenario, build_workload(scenario)));
+    if (sweep) {
+      std::set<OpKey> seen;
+      for (const Op& op : ops) seen.insert({op.name, op.shape});
+      for (const Op& op : sweep_ops(ops, dtype)) add_distinct(ops, seen, op);
+    }
+    const KernelContext context = kernel_context(scenario);
+    for (const Op& op : ops)
+      if (planned.insert({{op.name, op.shape}, op_dtype(op, dtype)}).second)
+        plan.push_back({op, op_dtype(op, dtype), kernel_call(op, dtype, context)});
+  }
   return plan;
 }
 

@@ -59,8 +59,8 @@ nlohmann::json calibration_document(const ProfileDatabase& database, const std::
   ProfileOptions options;
   options.command_line = command_line;
   nlohmann::json document =
-      profile_document(Scenario{}, options, {{"name", database.device_name}}, database.entries, nlohmann::json::array());
-  document.erase("scenario");  // a trace does not name its scenario
+      profile_document({}, options, {{"name", database.device_name}}, database.entries, nlohmann::json::array());
+  document.erase("scenarios");  // a trace does not name its scenario
   document["method"] = {
       {"trace", database.source},
       {"timer", "each op of each compute task, timed within the live step on " + database.device_name},

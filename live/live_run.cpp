@@ -218,7 +218,8 @@ void print_report(std::ostream& out, const Scenario& scenario, const Workload& w
   }
   add_line(text, "tasks run (each once)", with_commas(double(program.tasks.size())));
   add_line(text, "collectives checked", with_commas(double(checked)) + ", all correct");
-  add_line(text, "transfers checked", with_commas(kinds[TaskKind::RECV].first) + ", all correct");
+  const auto receives = kinds.find(TaskKind::RECV);  // find, not [], which would list "RECV x0"
+  add_line(text, "transfers checked", with_commas(receives == kinds.end() ? 0 : receives->second.first) + ", all correct");
   text += "time by task kind (sum over ranks, mean per task):\n";
   for (const auto& [kind, figures] : kinds)
     add_line(text, "  " + to_string(kind) + " x" + std::to_string(figures.first),

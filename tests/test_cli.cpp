@@ -86,6 +86,20 @@ TEST(Cli, ScheduleIsJson) {
   }
 }
 
+TEST(Cli, ProfileListsItsKernelsWithoutAGpu) {
+  const CliResult alone = run({"profile", "tiny-4gpu", "--list"});
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  EXPECT_THAT(alone.out, HasSubstr("qkv: gemm "));
+  EXPECT_THAT(alone.out, testing::ContainsRegex("\n[0-9]+ kernels to time: [0-9]+ attention [0-9]+ gemm"));
+  // A second scenario with the same ops adds none.
+  EXPECT_EQ(run({"profile", "tiny-4gpu", "--also", "tiny-4gpu", "--list"}).out, alone.out);
+}
+
+TEST(Cli, ProfileNeedsOutOrList) {
+  expect_input_error(run({"profile", "tiny-4gpu"}), "--out is required (or --list)");
+  EXPECT_NE(run({"profile", "tiny-4gpu", "--list", "--out", "x.json"}).code, 0);
+}
+
 TEST_F(CliTest, SimulateWritesReportAndTrace) {
   const CliResult r = run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json"), "--trace",
                            path("trace.json")});

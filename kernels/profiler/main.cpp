@@ -5,19 +5,23 @@
 #include <vector>
 
 #include "sim/base/input_error.hpp"
+#include "profile_plan.hpp"
 #include "profiler.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: simtrain-profile <scenario.json | built-in name> --out <database.json> [--sweep] [--set key=value]...\n"
-    "Times every kernel the scenario needs on GPU 0 and writes a kernel-profile database\n"
-    "(e.g. --out kernels/profiles/H100-SXM.json); --sweep also times a standard grid of shapes.\n";
+    "usage: simtrain-profile <scenario.json | built-in name>... (--out <database.json> | --list) [--sweep] [--set key=value]...\n"
+    "Times every kernel the scenarios need on GPU 0 and writes one kernel-profile database\n"
+    "(e.g. --out kernels/profiles/H100-SXM.json); --sweep also times a standard grid of shapes;\n"
+    "each --set applies to every scenario; --list prints the kernels it would time (no GPU needed).\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string scenario_path, out_path;
+  std::vector<std::string> scenario_paths;
+  std::string out_path;
+  bool list = false;
   std::vector<std::string> overrides;
   simtrain::ProfileOptions options;
   for (int i = 1; i < argc; ++i) {
@@ -26,27 +30,34 @@ int main(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       return 0;
+    } else if (arg == "--list") {
+      list = true;
     } else if (arg == "--sweep") {
       options.sweep = true;
     } else if (arg == "--out" && has_value) {
       out_path = argv[++i];
     } else if (arg == "--set" && has_value) {
       overrides.push_back(argv[++i]);
-    } else if (!arg.starts_with("-") && scenario_path.empty()) {
-      scenario_path = arg;
+    } else if (!arg.starts_with("-")) {
+      scenario_paths.push_back(arg);
     } else {
       std::cerr << "simtrain-profile: unexpected argument '" << arg << "'\n" << kUsage;
       return 2;
     }
   }
-  if (scenario_path.empty() || out_path.empty()) {
+  if (scenario_paths.empty() || out_path.empty() == !list) {
     std::cerr << kUsage;
     return 2;
   }
   options.command_line = simtrain::command_line(argc, argv);
   options.progress = &std::cerr;
   try {
-    simtrain::write_kernel_profile(simtrain::load_scenario(scenario_path, overrides), out_path, options);
+    std::vector<simtrain::Scenario> scenarios;
+    for (const std::string& path : scenario_paths) scenarios.push_back(simtrain::load_scenario(path, overrides));
+    if (list)
+      simtrain::print_profile_plan(simtrain::profile_plan(scenarios, options.sweep), std::cout);
+    else
+      simtrain::write_kernel_profile(scenarios, out_path, options);
   } catch (const simtrain::InputError& e) {
     std::cerr << "simtrain-profile: " << e.what() << "\n";
     return 2;

@@ -7,15 +7,17 @@
 
 namespace simtrain {
 
-nlohmann::json profile_document(const Scenario& scenario, const ProfileOptions& options, const nlohmann::json& device,
+nlohmann::json profile_document(const std::vector<Scenario>& scenarios, const ProfileOptions& options, const nlohmann::json& device,
                                 const std::vector<ProfileEntry>& entries, const nlohmann::json& skipped) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const Scenario& scenario : scenarios) names.push_back(scenario.name);
   nlohmann::json document = {
       {"format", kProfileFormat},
       {"version", kProfileVersion},
       {"device", device},
       {"measured_at", utc_timestamp()},
       {"command", options.command_line},
-      {"scenario", scenario.name},
+      {"scenarios", names},
       {"method",
        {{"warmup_runs", kWarmupRuns},
         {"repetitions", std::to_string(kMinRepetitions) + " to " + std::to_string(kMaxRepetitions) + ", about " +

@@ -13,7 +13,8 @@ namespace simtrain {
 
 // `device` is the GPU's description (its "name" is what databases are matched by);
 // `skipped`: [{op, shape, reason}] for ops that could not be timed.
-nlohmann::json profile_document(const Scenario& scenario, const ProfileOptions& options, const nlohmann::json& device,
+// `scenarios`: those whose kernels were timed (their names are recorded).
+nlohmann::json profile_document(const std::vector<Scenario>& scenarios, const ProfileOptions& options, const nlohmann::json& device,
                                 const std::vector<ProfileEntry>& entries, const nlohmann::json& skipped);
 
 // Now, as 2025-01-31T12:00:00Z.

@@ -36,14 +36,16 @@ std::string milliseconds(double seconds) {
 
 }  // namespace
 
-nlohmann::json profile_kernels(const Scenario& scenario, const ProfileOptions& options) {
+nlohmann::json profile_kernels(const std::vector<Scenario>& scenarios, const ProfileOptions& options) {
   require_device();
   const nlohmann::json device = device_info();
   const std::string device_name = device.at("name");
-  if (options.progress && !same_gpu(device_name, scenario.cluster.gpu.name))
-    *options.progress << "note: this GPU is " << device_name << ", the scenario's is " << scenario.cluster.gpu.name
-                      << "; scenarios use this database when their cluster.gpu is " << device_name << "\n";
-  const std::vector<ProfileItem> plan = profile_plan(scenario, options.sweep);
+  for (const Scenario& scenario : scenarios)
+    if (options.progress && !same_gpu(device_name, scenario.cluster.gpu.name))
+      *options.progress << "note: this GPU is " << device_name << ", " << scenario.name << "'s is "
+                        << scenario.cluster.gpu.name << "; scenarios use this database when their cluster.gpu is "
+                        << device_name << "\n";
+  const std::vector<ProfileItem> plan = profile_plan(scenarios, options.sweep);
   const CudaStream stream;
   const cuda::CublasLt cublas;
   KernelTimer timer(stream.get());
@@ -56,7 +58,7 @@ nlohmann::json profile_kernels(const Scenario& scenario, const ProfileOptions& o
     try {
       const PreparedKernel kernel(item.call, cublas, stream.get());
       const TimingSummary t = timer.time([&](cudaStream_t s) { kernel.launch(s); });
-      entries.push_back({item.op, op_dtype(item.op, scenario.training.dtype), item.call.description(), t.median_seconds, t.p10_seconds,
+      entries.push_back({item.op, item.dtype, item.call.description(), t.median_seconds, t.p10_seconds,
                          t.p90_seconds, t.repetitions});
       if (options.progress) *options.progress << label << ": " << milliseconds(t.median_seconds) << "\n";
     } catch (const std::exception& e) {
@@ -71,7 +73,7 @@ nlohmann::json profile_kernels(const Scenario& scenario, const ProfileOptions& o
     }
   }
   if (entries.empty()) throw std::runtime_error("no kernel could be timed on " + device_name);
-  return profile_document(scenario, options, device, entries, skipped);
+  return profile_document(scenarios, options, device, entries, skipped);
 }
 
 }  // namespace simtrain

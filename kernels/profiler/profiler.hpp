@@ -4,6 +4,7 @@
 // `simtrain profile` and by the standalone `simtrain-profile`.
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,15 +18,15 @@ struct ProfileOptions {
   std::ostream* progress = nullptr;   // one line per kernel, if given
 };
 
-// Times profile_plan(scenario, options.sweep) on GPU 0 and returns the
+// Times profile_plan(scenarios, options.sweep) on GPU 0 and returns the
 // database. Throws std::runtime_error where there is no usable GPU, or where
 // this build has no CUDA kernels; an op that cannot run (out of memory, a
 // shape a kernel does not support) is listed under "skipped" instead.
-nlohmann::json profile_kernels(const Scenario& scenario, const ProfileOptions& options);
+nlohmann::json profile_kernels(const std::vector<Scenario>& scenarios, const ProfileOptions& options);
 
 // profile_kernels written to `path` ("-": standard output) under the output
 // policy of output_files.hpp: the path is checked before any kernel runs.
-void write_kernel_profile(const Scenario& scenario, const std::string& path, const ProfileOptions& options);
+void write_kernel_profile(const std::vector<Scenario>& scenarios, const std::string& path, const ProfileOptions& options);
 
 // argv joined as a shell would need it, for the record.
 std::string command_line(int argc, const char* const* argv);

@@ -5,7 +5,7 @@
 
 namespace simtrain {
 
-nlohmann::json profile_kernels(const Scenario&, const ProfileOptions&) {
+nlohmann::json profile_kernels(const std::vector<Scenario>&, const ProfileOptions&) {
   throw std::runtime_error(
       "this simtrain was built without the CUDA kernels (no nvcc when CMake ran); configure again where the CUDA "
       "toolkit is installed (SIMTRAIN_BUILD_KERNELS=ON), or build simtrain-profile alone with "

@@ -5,11 +5,11 @@
 
 namespace simtrain {
 
-void write_kernel_profile(const Scenario& scenario, const std::string& path, const ProfileOptions& options) {
+void write_kernel_profile(const std::vector<Scenario>& scenarios, const std::string& path, const ProfileOptions& options) {
   OutputFiles output(std::cout);
   output.add("--out", path);
-  output.refuse_inputs(scenario.files_read);
-  const nlohmann::json document = profile_kernels(scenario, options);
+  for (const Scenario& scenario : scenarios) output.refuse_inputs(scenario.files_read);
+  const nlohmann::json document = profile_kernels(scenarios, options);
   output.write({{"--out", [&](std::ostream& out) { out << document.dump(1) << "\n"; }}});
 }
 

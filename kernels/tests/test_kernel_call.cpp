@@ -1,9 +1,11 @@
 // Which kernel times each op of a scenario, and what the profiler plans.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "kernel_call.hpp"
 #include "profile_plan.hpp"
@@ -25,7 +27,7 @@ const Scenario& gpt3() {
 }
 
 const std::vector<ProfileItem>& gpt3_plan() {
-  static const std::vector<ProfileItem> plan = profile_plan(gpt3(), false);
+  static const std::vector<ProfileItem> plan = profile_plan({gpt3()}, false);
   return plan;
 }
 
@@ -36,7 +38,7 @@ std::map<std::string, KernelCall> calls_by_name(const std::vector<ProfileItem>& 
   return calls;
 }
 
-std::map<std::string, KernelCall> calls_by_name(const Scenario& s) { return calls_by_name(profile_plan(s, false)); }
+std::map<std::string, KernelCall> calls_by_name(const Scenario& s) { return calls_by_name(profile_plan({s}, false)); }
 
 TEST(KernelCall, Gpt3OpsMapToTheirKernels) {
   const std::map<std::string, KernelCall> calls = calls_by_name(gpt3_plan());
@@ -117,11 +119,49 @@ TEST(ProfilePlan, EveryDistinctOpOnce) {
 
 TEST(ProfilePlan, SweepAddsTheStandardGrid) {
   std::map<std::string, int> counts;
-  for (const ProfileItem& item : profile_plan(gpt3(), true)) ++counts[item.op.name];
+  for (const ProfileItem& item : profile_plan({gpt3()}, true)) ++counts[item.op.name];
   EXPECT_EQ(counts["gemm"], 6 * 6 * 6);  // M, N, K in 512 .. 16384
   EXPECT_EQ(counts["attn"], 4);          // 2048 is in the scenario and in the grid
   EXPECT_EQ(counts["ln1"], 1 + 6);       // the scenario's, then 2^20 .. 2^30 elements
   EXPECT_EQ(counts["adam"], 3 + 6);      // one per pipeline stage's parameter count
+}
+
+// (name, shape, data type): what a database entry is looked up by.
+using PlanKey = std::tuple<std::string, std::vector<int64_t>, Dtype>;
+
+std::vector<PlanKey> plan_keys(const std::vector<ProfileItem>& plan) {
+  std::vector<PlanKey> keys;
+  for (const ProfileItem& item : plan) keys.emplace_back(item.op.name, item.op.shape, item.dtype);
+  return keys;
+}
+
+TEST(ProfilePlan, SeveralScenariosShareOneDatabaseEachOpOnce) {
+  const Scenario tiny = scenario("tiny-4gpu");
+  const Scenario tiny_fp8 = scenario("tiny-4gpu", {"dtype=fp8"});
+  const std::vector<PlanKey> alone = plan_keys(profile_plan({tiny}, false));
+  EXPECT_EQ(plan_keys(profile_plan({tiny, tiny}, false)), alone);  // the same ops, planned once
+  // The union in first-seen order: the bf16 plan, then what fp8 adds (its
+  // GEMMs in fp8 and their casts); the ops both run in bf16 only once.
+  std::vector<PlanKey> expected = alone;
+  size_t fp8_gemms = 0;
+  for (const PlanKey& key : plan_keys(profile_plan({tiny_fp8}, false))) {
+    fp8_gemms += std::get<2>(key) == Dtype::fp8;
+    if (std::find(alone.begin(), alone.end(), key) == alone.end()) expected.push_back(key);
+  }
+  EXPECT_GT(fp8_gemms, 0u);
+  EXPECT_LT(expected.size(), alone.size() * 2);  // norms, activations... shared
+  EXPECT_EQ(plan_keys(profile_plan({tiny, tiny_fp8}, false)), expected);
+}
+
+TEST(ProfilePlan, Fp8SweepTimesTheGemmsInFp8) {
+  for (const Op& op : sweep_ops({}, Dtype::fp8)) {
+    ASSERT_EQ(op.name, "gemm");
+    EXPECT_TRUE(op.fp8_operands);
+    EXPECT_EQ(op_dtype(op, Dtype::fp8), Dtype::fp8);
+    const double m = op.shape[0], n = op.shape[1], k = op.shape[2];
+    EXPECT_DOUBLE_EQ(op.bytes, m * k + k * n + 2 * m * n);  // 1-byte inputs, a bf16 output
+  }
+  for (const Op& op : sweep_ops({}, Dtype::bf16)) EXPECT_FALSE(op.fp8_operands);
 }
 
 TEST(ProfilePlan, SweepScalesFlopsAndBytesWithTheShape) {

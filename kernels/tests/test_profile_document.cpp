@@ -17,9 +17,9 @@ TEST(ProfileDocument, ReadsBackAsADatabase) {
   // Not a measurement: any positive numbers do.
   const std::vector<ProfileEntry> entries = {{qkv, Dtype::bf16, "gemm 1024x1536x1024 bf16", 2e-5, 1.9e-5, 2.2e-5, 50}};
   const nlohmann::json skipped = {{{"op", "attn"}, {"shape", {1, 8, 1024, 64}}, {"reason", "out of memory"}}};
-  const nlohmann::json document = profile_document(s, options, {{"name", "NVIDIA H100 80GB HBM3"}}, entries, skipped);
+  const nlohmann::json document = profile_document({s}, options, {{"name", "NVIDIA H100 80GB HBM3"}}, entries, skipped);
   EXPECT_EQ(document["command"], options.command_line);
-  EXPECT_EQ(document["scenario"], "tiny-4gpu");
+  EXPECT_EQ(document["scenarios"], nlohmann::json::array({"tiny-4gpu"}));
   EXPECT_TRUE(std::regex_match(document["measured_at"].get<std::string>(),
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
   const ProfileDatabase database = parse_profile_database(document, "x.json");

@@ -146,7 +146,8 @@ ProfileDatabase parse_profile_database(const nlohmann::json& document, const std
   if (entries.empty()) top.fail("entries", "empty: nothing was measured");
   for (size_t i = 0; i < entries.size(); ++i)
     database.entries.push_back(parse_entry(entries[i], source, "entries[" + std::to_string(i) + "]."));
-  top.reject_unknown({"measured_at", "command", "scenario", "method", "skipped"});  // records for people
+  // Records for people; "scenario" is what databases of one scenario said before "scenarios".
+  top.reject_unknown({"measured_at", "command", "scenario", "scenarios", "method", "skipped"});
   return database;
 }
 
