@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "live_command.hpp"
+#include "chakra_command.hpp"
 #include "megatron_command.hpp"
 #include "process_world.hpp"
 #include "profile_plan.hpp"
@@ -123,6 +124,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   SearchCommand search_command(app);
   LiveCommands live_commands(app);
   MegatronCommand megatron_command(app);
+  ChakraCommand chakra_command(app);
 
   app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
 
@@ -195,6 +197,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                      {"--report", [&](std::ostream& o) { o << to_json(plan).dump(2) << "\n"; }}});
     } else if (search_command.parsed()) {
       search_command.run(out, err);
+    } else if (chakra_command.parsed()) {
+      chakra_command.run(out);
     } else if (megatron_command.parsed()) {
       megatron_command.run(out, err);
     } else if (schedule_command->parsed()) {

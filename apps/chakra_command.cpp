@@ -1,0 +1,31 @@
+#include "chakra_command.hpp"
+
+#include "sim/base/text_format.hpp"
+#include "sim/chakra/chakra_export.hpp"
+#include "sim/engine/simulate.hpp"
+#include "sim/model/profiled_cost_model.hpp"
+#include "sim/program/program_builder.hpp"
+
+namespace simtrain {
+
+ChakraCommand::ChakraCommand(CLI::App& app) {
+  command_ = app.add_subcommand(
+      "export-chakra", "write the scenario's step as Chakra execution traces for ASTRA-sim: OUT_PREFIX.<rank>.et, "
+                       "OUT_PREFIX.comm_groups.json");
+  scenario_.add_to(*command_, false);
+  command_->add_option("out_prefix", prefix_, "path prefix of the files, e.g. traces/gpt3 (its folder must exist)")
+      ->required();
+}
+
+void ChakraCommand::run(std::ostream& out) const {
+  const Scenario scenario = scenario_.load();
+  const Program program = build_program(scenario, build_workload(scenario));
+  const std::vector<double> seconds = work_durations(program, *make_cost_model(scenario), scenario.training.dtype);
+  const ChakraExport written = export_chakra(program, seconds, prefix_, "OUT_PREFIX");
+  out << "wrote " << written.files.size() - 1 << " Chakra traces (" << with_commas(double(written.nodes))
+      << " nodes) " << prefix_ << ".{0.." << program.world_size - 1 << "}.et and " << written.files.back() << "\n"
+      << "ASTRA-sim: --workload-configuration=" << prefix_ << " --comm-group-configuration=" << written.files.back()
+      << "\n";
+}
+
+}  // namespace simtrain

@@ -1,0 +1,159 @@
+#include "sim/chakra/chakra_export.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <unordered_map>
+
+#include <google/protobuf/util/delimited_message_util.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/base/input_error.hpp"
+#include "sim/base/atomic_file.hpp"
+#include "sim/base/output_files.hpp"
+#include "sim/chakra/et_def.pb.h"
+#include "sim/program/trace.hpp"
+
+namespace simtrain {
+
+namespace {
+
+namespace chakra = ChakraProtoMsg;
+
+chakra::CollectiveCommType comm_type(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::ALLREDUCE: return chakra::ALL_REDUCE;
+    case TaskKind::REDUCESCATTER: return chakra::REDUCE_SCATTER;
+    case TaskKind::ALLGATHER: return chakra::ALL_GATHER;
+    case TaskKind::ALLTOALL: return chakra::ALL_TO_ALL;
+    default: throw std::logic_error("not a collective: " + to_string(kind));
+  }
+}
+
+void add_attribute(chakra::Node& node, const std::string& name, auto set_value) {
+  chakra::AttributeProto* attribute = node.add_attr();
+  attribute->set_name(name);
+  set_value(*attribute);
+}
+
+// The nodes of one rank's tasks, in issue order.
+class RankNodes {
+public:
+  RankNodes(const Program& program, const std::vector<double>& work_seconds, int rank)
+      : program_(program), work_seconds_(work_seconds), rank_(rank) {
+    for (const TaskQueue& queue : task_queues(program, rank))
+      for (size_t i = 1; i < queue.tasks.size(); ++i) queue_predecessor_[queue.tasks[i]] = queue.tasks[i - 1];
+  }
+
+  std::vector<chakra::Node> build() {
+    std::vector<chakra::Node> nodes;
+    for (const int id : program_.rank_tasks(rank_)) add_task(program_.tasks[id], nodes);
+    return nodes;
+  }
+
+private:
+  // Ids of the nodes standing for `count` collectives: the task's id for the
+  // first, then ids after every task id of the Program.
+  uint64_t repeat_id(const Task& task, int repeat) {
+    if (repeat == 0) return uint64_t(task.id);
+    return program_.tasks.size() + extra_ids_++;
+  }
+
+  void add_task(const Task& task, std::vector<chakra::Node>& nodes) {
+    chakra::Node node;
+    node.set_id(uint64_t(task.id));
+    node.set_name(task_name(program_, task));
+    add_attribute(node, "is_cpu_op", [](auto& a) { a.set_bool_val(false); });
+    for (const int32_t dep : program_.deps(task))
+      if (program_.tasks[dep].rank == rank_) node.add_data_deps(uint64_t(dep));
+    if (const auto before = queue_predecessor_.find(task.id); before != queue_predecessor_.end())
+      node.add_ctrl_deps(uint64_t(last_node_of_.at(before->second)));
+    const int64_t bytes = std::llround(task.bytes);
+    if (is_compute(task.kind)) {
+      const Work& work = program_.works.at(task.work);
+      node.set_type(chakra::COMP_NODE);
+      node.set_duration_micros(std::max<uint64_t>(1, std::llround(work_seconds_.at(task.work) * 1e6)));
+      add_attribute(node, "num_ops", [&](auto& a) { a.set_int64_val(std::llround(work.flops())); });
+      add_attribute(node, "tensor_size", [&](auto& a) { a.set_uint64_val(std::llround(work.bytes())); });
+    } else if (task.kind == TaskKind::SEND || task.kind == TaskKind::RECV) {
+      const bool send = task.kind == TaskKind::SEND;
+      node.set_type(send ? chakra::COMM_SEND_NODE : chakra::COMM_RECV_NODE);
+      const int tag = send ? task.id : program_.deps(task).front();  // a RECV's one dependency is its SEND
+      add_attribute(node, "comm_src", [&](auto& a) { a.set_int32_val(send ? rank_ : task.peer); });
+      add_attribute(node, "comm_dst", [&](auto& a) { a.set_int32_val(send ? task.peer : rank_); });
+      add_attribute(node, "comm_size", [&](auto& a) { a.set_int64_val(bytes); });
+      add_attribute(node, "comm_tag", [&](auto& a) { a.set_int32_val(tag); });
+    } else {
+      node.set_type(chakra::COMM_COLL_NODE);
+      add_attribute(node, "comm_type", [&](auto& a) { a.set_int64_val(comm_type(task.kind)); });
+      add_attribute(node, "comm_size", [&](auto& a) { a.set_int64_val(bytes); });
+      add_attribute(node, "pg_name", [&](auto& a) { a.set_string_val(std::to_string(task.group + 1)); });  // index + 1
+    }
+    uint64_t last = node.id();
+    nodes.push_back(node);
+    for (int repeat = 1; repeat < task.count; ++repeat) {
+      chakra::Node next = nodes.back();
+      next.set_id(repeat_id(task, repeat));
+      next.set_name(node.name() + " #" + std::to_string(repeat + 1));
+      next.clear_data_deps();
+      next.clear_ctrl_deps();
+      next.add_ctrl_deps(last);
+      last = next.id();
+      nodes.push_back(std::move(next));
+    }
+    last_node_of_[task.id] = last;
+  }
+
+  const Program& program_;
+  const std::vector<double>& work_seconds_;
+  const int rank_;
+  std::unordered_map<int, int> queue_predecessor_;  // task id -> the task before it on its queue
+  std::unordered_map<int, uint64_t> last_node_of_;  // task id -> its last node (of `count`)
+  uint64_t extra_ids_ = 0;
+};
+
+void write_nodes(std::ostream& out, const std::string& program_hash, const std::vector<chakra::Node>& nodes) {
+  chakra::GlobalMetadata metadata;
+  metadata.set_version("1.0.0");  // what Chakra's own generator writes
+  chakra::AttributeProto* hash = metadata.add_attr();
+  hash->set_name("simtrain_program_hash");
+  hash->set_string_val(program_hash);
+  google::protobuf::util::SerializeDelimitedToOstream(metadata, &out);
+  for (const chakra::Node& node : nodes) google::protobuf::util::SerializeDelimitedToOstream(node, &out);
+}
+
+}  // namespace
+
+ChakraExport export_chakra(const Program& program, const std::vector<double>& work_seconds, const std::string& prefix,
+                           const std::string& option) {
+  if (program.servers > 0)
+    throw InputError(option, "", "a Program with parameter-server hosts cannot be written as Chakra traces: their "
+                                 "nodes are NPUs only, and the servers are hosts beside the GPUs");
+  // Every path checked before anything is written.
+  OutputFiles checks(std::cerr);
+  ChakraExport result;
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    result.files.push_back(prefix + "." + std::to_string(rank) + ".et");
+    checks.add(option + " (rank " + std::to_string(rank) + ")", result.files.back());
+  }
+  result.files.push_back(prefix + ".comm_groups.json");
+  checks.add(option + " (groups)", result.files.back());
+
+  // One file at a time, each complete or as it was (thousands of ranks are
+  // too many to stage together); an interrupted export can leave files of
+  // two exports side by side, which the program hash in each file's
+  // GlobalMetadata tells apart. One rank's nodes at a time in memory.
+  const std::string hash = program_hash(program);
+  for (int rank = 0; rank < program.world_size; ++rank)
+    write_file_atomically(result.files[rank], [&](std::ostream& out) {
+      const std::vector<chakra::Node> nodes = RankNodes(program, work_seconds, rank).build();
+      result.nodes += nodes.size();
+      write_nodes(out, hash, nodes);
+    });
+  nlohmann::ordered_json groups = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < program.groups.size(); ++i) groups[std::to_string(i + 1)] = program.groups[i].ranks;
+  write_file_atomically(result.files.back(), [&](std::ostream& out) { out << groups.dump(1) << "\n"; });
+  return result;
+}
+
+}  // namespace simtrain

@@ -1,0 +1,44 @@
+#pragma once
+// A Program as Chakra execution traces (mlcommons/chakra), the workload
+// format ASTRA-sim replays: one file per rank, `<prefix>.<rank>.et`, each a
+// stream of length-delimited protobuf messages (a GlobalMetadata, then one
+// Node per task), and `<prefix>.comm_groups.json`, the communicator groups
+// for ASTRA-sim's --comm-group-configuration.
+//
+// Per task:
+// - compute (F, B, W, R, OPT, COMPRESS, DECOMPRESS): COMP_NODE, its duration
+//   from the cost model (whole microseconds, as the schema has them; at least
+//   1), num_ops its FLOPs, tensor_size its bytes;
+// - collectives: COMM_COLL_NODE, comm_type, comm_size (what each rank holds:
+//   the buffer of an all-reduce, the input of a reduce-scatter, the output of
+//   an all-gather, the send buffer of an all-to-all, as nccl-tests count it),
+//   pg_name its group (its index in Program::groups + 1; ASTRA-sim reserves "0" for
+//   all ranks); a task standing for `count` back-to-back collectives becomes
+//   `count` nodes, each waiting for the one before;
+// - SEND / RECV: COMM_SEND_NODE / COMM_RECV_NODE with comm_src, comm_dst,
+//   comm_size and comm_tag (the SEND's task id, so each pair matches).
+// Node ids are the Program's task ids. data_deps are the task's dependencies
+// on its own rank (a RECV's on its SEND becomes the tag); ctrl_deps hold the
+// task before it on the same queue (stream, and peer on the p2p stream),
+// since Chakra has no streams and runs whatever is ready.
+#include <string>
+#include <vector>
+
+#include "sim/program/program.hpp"
+
+namespace simtrain {
+
+struct ChakraExport {
+  std::vector<std::string> files;  // written, the ranks' in rank order, then the groups'
+  size_t nodes = 0;
+};
+
+// Writes the files, every path checked first, each file complete or as it was
+// (sim/base/atomic_file.hpp); GlobalMetadata carries simtrain_program_hash.
+// `work_seconds[w]` is the duration of Program::works[w]. Throws InputError
+// for a Program Chakra cannot express (parameter-server hosts) or a prefix
+// that cannot be written (naming `option`).
+ChakraExport export_chakra(const Program& program, const std::vector<double>& work_seconds, const std::string& prefix,
+                           const std::string& option);
+
+}  // namespace simtrain
