@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -232,6 +233,7 @@ void print_report(std::ostream& out, const Scenario& scenario, const Workload& w
 [[noreturn]] void abort_after_output(ProcessWorld& world, int exit_code, int delay_seconds) {
   std::this_thread::sleep_for(std::chrono::seconds(delay_seconds));
   world.abort(exit_code);
+  std::abort();  // not reached; gcc does not carry [[noreturn]] through the virtual call
 }
 
 // "rank 3: <error>", unless the error names its rank first (the CUDA
