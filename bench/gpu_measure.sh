@@ -130,7 +130,13 @@ setup() {
   if [[ $mode == gpu && -d $deps_dir/debs ]]; then
     deps_root=$PWD/build-gpu/deps-root
     mkdir -p "$deps_root"
-    for deb in "$deps_dir"/debs/*.deb; do dpkg-deb -x "$deb" "$deps_root"; done
+    for deb in "$PWD/$deps_dir"/debs/*.deb; do
+      if command -v dpkg-deb >/dev/null; then
+        dpkg-deb -x "$deb" "$deps_root"
+      else  # a .deb is an ar archive holding data.tar.xz (Debian 12's)
+        ar p "$deb" "$(ar t "$deb" | grep '^data\.tar')" | tar -x -J -C "$deps_root"
+      fi
+    done
     local lib=$deps_root/usr/lib/x86_64-linux-gnu
     export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     # pkgconf finds OpenBLAS there, with the paths moved under deps-root.
