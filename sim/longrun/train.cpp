@@ -168,6 +168,7 @@ TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
 
   m.gpus = world + static_cast<double>(m.reliability.spare_nodes) * s.cluster.topology.gpus_per_node;
   m.price_per_gpu_hour = s.cluster.price_per_gpu_hour;
+  if (s.cluster.default_price) m.default_price_gpu = s.cluster.gpu.name;
   plan.runs = simulate_runs(m, m.reliability.seed, runs, request);
   return plan;
 }

@@ -129,7 +129,10 @@ std::string to_text(const TrainPlan& plan) {
   line("failures (mean)", failures.empty() ? "none" : failures);
   if (m.price_per_gpu_hour > 0)
     line("cost", format("$%.0f mean", j["cost_usd"]["mean"].get<double>()) + format(" (%.0f GPUs", m.gpus) +
-                     format(" at $%.2f per GPU-hour)", m.price_per_gpu_hour));
+                     format(" at $%.2f per GPU-hour", m.price_per_gpu_hour) +
+                     (m.default_price_gpu.empty()
+                          ? ")"
+                          : ", " + m.default_price_gpu + "'s rental price: cluster.price_per_gpu_hour sets another)"));
   return out;
 }
 

@@ -32,6 +32,7 @@ struct RunModel {
   ReliabilityConfig reliability;     // repair, spares, detection, rescheduling
   double gpus = 0;                   // billed, spares included
   double price_per_gpu_hour = 0;
+  std::string default_price_gpu;     // the GPU whose rental price it is, where the scenario states none
 };
 
 // Something that happened during a run, for its timeline.

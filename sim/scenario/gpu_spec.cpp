@@ -44,11 +44,16 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // same README's later fp8 table). A100 keeps the earlier 267.9 of an older
 // software stack (the table now gives 271.2 with torch 2.6): the A100 rows
 // this project checks ran on 2021-22 software.
+// Rental price: the middle of the "specialty" providers' on-demand range
+// (Lambda, CoreWeave, Crusoe...: A100 80GB $1.10-1.50, H100 SXM5 $2.50-3.50,
+// H200 SXM5 $3.50-4.50 per GPU-hour; hyperscalers charge about 1.5x, long-tail
+// providers 0.7x) in the Mercatus GPU Index of May 2026
+// (mercatus-ai.com/blog/cloud-gpu-pricing). Prices move: a default, not a quote.
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
-      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 267.9e12, 0},
-      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12},
-      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6, 794.5e12, 1453.4e12},
+      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 267.9e12, 0, 1.30},
+      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 3.00},
+      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6, 794.5e12, 1453.4e12, 4.00},
   };
   return gpus;
 }
@@ -79,6 +84,7 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
                   gpu.peak_bf16_flops);
   require_at_most(fields, "achievable_matmul_fp8_tflops", gpu.achievable_matmul_fp8_flops, "peak_fp8_tflops",
                   gpu.peak_fp8_flops);
+  gpu.rental_usd_per_gpu_hour = fields.number("rental_usd_per_gpu_hour", 0).value_or(0);
   fields.reject_unknown();
   return gpu;
 }

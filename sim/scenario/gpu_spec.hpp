@@ -24,12 +24,16 @@ struct GpuSpec {
   // was measured (the GEMM model alone bounds it).
   double achievable_matmul_bf16_flops = 0;
   double achievable_matmul_fp8_flops = 0;
+  // USD per GPU-hour of on-demand rental: the cost figures' price where the
+  // scenario states none (cluster.price_per_gpu_hour, search --price). 0: none known.
+  double rental_usd_per_gpu_hour = 0;
 };
 
 // The built-in table: A100-80GB, H100-SXM, H200 (spec-sheet figures).
 const std::vector<GpuSpec>& builtin_gpus();
 // A built-in name, or a JSON object with the GpuSpec fields (every one
-// required but name and peak_fp8_tflops). Throws InputError naming the field.
+// required but name, peak_fp8_tflops, the achievable matmul rates and
+// rental_usd_per_gpu_hour). Throws InputError naming the field.
 GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, const std::string& field);
 
 }  // namespace simtrain

@@ -422,7 +422,9 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
                                  " GPUs, got " + std::to_string(s.cluster.num_gpus));
   check_consistency(s, source);
   s.cluster.heterogeneity = parse_heterogeneity(cluster, s.cluster.num_gpus);  // sized by the checked GPU count
-  s.cluster.price_per_gpu_hour = cluster.number("price_per_gpu_hour").value_or(0);
+  const std::optional<double> price = cluster.number("price_per_gpu_hour");
+  s.cluster.default_price = !price && s.cluster.gpu.rental_usd_per_gpu_hour > 0;
+  s.cluster.price_per_gpu_hour = price.value_or(s.cluster.gpu.rental_usd_per_gpu_hour);
   auto section = [&](const char* key) { return top.has(key) ? &top.raw(key) : nullptr; };
   s.run = parse_run_config(section("reliability"), section("checkpoint"), source);
   cluster.reject_unknown();

@@ -120,7 +120,10 @@ struct ClusterConfig {
   Topology topology;
   std::string kernel_profile;  // kernel-profile database (resolved path); empty: built-in for the GPU, else roofline
   Heterogeneity heterogeneity;
-  double price_per_gpu_hour = 0;  // USD, for cost figures
+  // USD, for cost figures: cluster.price_per_gpu_hour, else the GPU's rental
+  // price (GpuSpec::rental_usd_per_gpu_hour; default_price says so), else 0.
+  double price_per_gpu_hour = 0;
+  bool default_price = false;
 };
 
 struct Scenario {

@@ -38,6 +38,7 @@ public:
     result_.baseline_absent = std::move(grid.baseline_absent);
     result_.counts = grid.counts;
     prices_ = std::move(grid.prices);
+    if (result_.cost_unit == "USD") result_.prices = prices_;
     std::vector<Candidate>& candidates = grid.candidates;
     std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       return a.bound_objective < b.bound_objective;

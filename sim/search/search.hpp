@@ -119,6 +119,7 @@ struct SearchResult {
   double budget_tokens = 0;          // training.train_tokens, else 1e9 (per_billion_tokens)
   bool per_billion_tokens = false;
   std::string cost_unit;             // "USD", or "GPU-hours" when a GPU type has no price
+  std::map<std::string, double> prices;  // USD per GPU-hour by GPU type, where cost_unit is USD
   double tie_fraction = 0.01;        // SearchRequest::tie_fraction
   std::string baseline_absent;       // why no row is the scenario's own configuration ("" if one is)
 };

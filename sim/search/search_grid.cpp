@@ -163,6 +163,8 @@ private:
         grid_.prices[gpu] = given->second;
       else if (gpu == req_.base.cluster.gpu.name && req_.base.cluster.price_per_gpu_hour > 0)
         grid_.prices[gpu] = req_.base.cluster.price_per_gpu_hour;
+      else if (const GpuSpec spec = gpu_from_json(gpu, "search", "--gpu-types"); spec.rental_usd_per_gpu_hour > 0)
+        grid_.prices[gpu] = spec.rental_usd_per_gpu_hour;  // its rental price (gpu_spec.cpp)
       else
         all_priced = false;
     }

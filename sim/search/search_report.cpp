@@ -158,6 +158,14 @@ std::string counts_text(const SearchCounts& n) {
          std::to_string(n.cache_hits) + " from an identical simulation)\n";
 }
 
+// "$3.00/GPU-hour (H100-SXM), $4.00 (H200)".
+std::string prices_text(const std::map<std::string, double>& prices) {
+  std::string text;
+  for (const auto& [gpu, usd] : prices)
+    text += (text.empty() ? format("$%.2f/GPU-hour", usd) : format(", $%.2f", usd)) + " (" + gpu + ")";
+  return text;
+}
+
 }  // namespace
 
 std::vector<std::string> extra_columns(const SearchResult& result) {
@@ -198,7 +206,8 @@ std::string to_text(const SearchResult& result, int top) {
                     "; time and cost " +
                     (result.per_billion_tokens ? "per 1B tokens (no training.train_tokens)"
                                                : "to train " + format("%.3g", result.budget_tokens) + " tokens") +
-                    (result.cost_unit == "USD" ? "" : "; cost in GPU-hours (no price for every GPU type: --price)") +
+                    (result.cost_unit == "USD" ? "; cost in USD at " + prices_text(result.prices)
+                                               : "; cost in GPU-hours (no price for every GPU type: --price)") +
                     "; rows within " + format("%g", result.tie_fraction * 100) + " % of a better one rank alike (=)\n" +
                     counts_text(result.counts) + "\n";
   const std::vector<TableLine> lines = table_lines(result, top);
