@@ -14,6 +14,7 @@
 #include "sim/engine/simulate.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/program/program_builder.hpp"
+#include "sim/search/search.hpp"
 #include "sim/step/memory_model.hpp"
 #include "program_laws.hpp"
 #include "test_support.hpp"
@@ -261,4 +262,20 @@ TEST(ContextParallel, BadContextFieldsAreRefusedNamingTheField) {
             "(context_parallel_size 2) yet");
   EXPECT_EQ(with(cp2, "parallelism", {{"data_parallel_size", 4}}),
             "test.json: parallelism.data_parallel_size: is 4 but num_gpus / (tensor x pipeline x context) = 2");
+}
+
+// The default search grid varies CP for a long context only, in powers of two
+// whose 2 x CP chunks divide the sequence, up to 16.
+TEST(ContextParallel, SearchGridVariesCpForLongContextsWhereItDivides) {
+  const auto cp_values = [](int64_t seq) {
+    nlohmann::json doc = cp_json(1, 1, 1, 1);
+    doc["training"]["seq_length"] = seq;
+    doc["model"]["max_position_embeddings"] = seq;
+    for (const Dimension& d : default_dimensions(fixtures::scenario_from(doc)))
+      if (d.key == "context_parallel_size") return d.values;
+    return std::vector<nlohmann::json>{};
+  };
+  EXPECT_EQ(cp_values(8192), std::vector<nlohmann::json>{});
+  EXPECT_EQ(cp_values(131072), (std::vector<nlohmann::json>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(cp_values(3 * 16384 + 3 * 4), (std::vector<nlohmann::json>{1, 2}));  // 49164 = 4 x 12291
 }
