@@ -261,11 +261,13 @@ void ScenarioPanel::validate() {
     error_.clear();
     const Scenario& s = *scenario_;
     status_->setStyleSheet("color: #1a7f37;");
+    const QString data = s.parallel.context > 1 ? tr("%1 × CP %2").arg(s.parallel.data).arg(s.parallel.context)
+                                                : QString::number(s.parallel.data);
     status_->setText(tr("Valid: %1 GPUs = TP %2 × PP %3 × DP %4, %5 micro-batches per pipeline, %6 model chunks per GPU.")
                          .arg(s.cluster.num_gpus)
                          .arg(s.parallel.tensor)
                          .arg(s.parallel.pipeline)
-                         .arg(s.parallel.data)
+                         .arg(data)
                          .arg(s.micro_batches())
                          .arg(s.virtual_stages()));
   } catch (const std::exception& e) {  // InputError, or a JSON type error in an odd document

@@ -1,7 +1,7 @@
 #pragma once
 // Laws every generated Program obeys, checked by tests/test_program.cpp over
-// its grid of layouts and by the suites of other features (expert
-// parallelism) on their own Programs.
+// its grid of layouts and by the suites of other features (expert and
+// context parallelism) on their own Programs, and the replay's.
 #include <map>
 #include <tuple>
 #include <utility>
@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/engine/simulate.hpp"
 #include "sim/program/program.hpp"
 
 namespace simtrain::fixtures {
@@ -49,6 +50,45 @@ inline void expect_group_members_issue_the_same_collectives(const Program& p) {
     }
     EXPECT_FALSE(first.empty()) << g.name << " has no collective";
   }
+}
+
+// Every task is listed once, by its own rank.
+inline void expect_every_task_listed_once_by_its_rank(const Program& p) {
+  size_t listed = 0;
+  for (int rank = 0; rank < p.world_size; ++rank)
+    for (int id : p.rank_tasks(rank)) {
+      EXPECT_EQ(p.tasks[id].rank, rank);
+      ++listed;
+    }
+  EXPECT_EQ(listed, p.tasks.size());
+}
+
+// The compute tasks add up to the step's FLOPs, recompute included.
+inline void expect_compute_adds_up_to_the_steps_flops(const Program& p, const Workload& w) {
+  double flops = 0;
+  for (const Task& t : p.tasks)
+    if (t.work >= 0 && t.kind != TaskKind::OPT) flops += p.works[t.work].flops();
+  EXPECT_NEAR(flops / w.hardware_flops_per_step, 1.0, 1e-9);
+}
+
+// All of the above.
+inline void expect_program_holds_together(const Program& p, const Workload& w) {
+  expect_every_task_listed_once_by_its_rank(p);
+  expect_every_send_pairs_with_one_receive_of_the_same_size(p);
+  expect_group_members_issue_the_same_collectives(p);
+  expect_compute_adds_up_to_the_steps_flops(p, w);
+}
+
+// One replica per class of equivalent ones replays as every one does, and
+// free communication makes the step shorter.
+inline void expect_replica_classes_replay_as_the_full_replay(const Scenario& s) {
+  const double classes = simulate(s).report.step_seconds;
+  ReplayOptions full;
+  full.full_replay = true;
+  EXPECT_NEAR(simulate(s, full).report.step_seconds / classes, 1, 1e-9);
+  ReplayOptions free;
+  free.free_communication = true;
+  EXPECT_LT(simulate(s, free).report.step_seconds, classes);
 }
 
 }  // namespace simtrain::fixtures

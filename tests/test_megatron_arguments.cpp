@@ -179,6 +179,22 @@ TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
   EXPECT_EQ(s.parallel.expert, 4);
 }
 
+// CP 2 x TP 2 of 8 GPUs: DP 2, and the default global batch is micro x DP.
+TEST(FromMegatron, ContextParallelFlagsBecomeTheScenariosFields) {
+  const Converted c = from_megatron(
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+      "--position-embedding-type rope --tensor-model-parallel-size 2 --context-parallel-size 2 "
+      "--cp-comm-type all_gather",
+      "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(c.result.code, 0) << c.result.err;
+  EXPECT_EQ(c.scenario["parallelism"]["context_parallel_size"], 2);
+  EXPECT_EQ(c.scenario["parallelism"]["cp_comm_type"], "all_gather");
+  EXPECT_EQ(c.scenario["training"]["global_batch_size"], 2);
+  const Scenario s = fixtures::scenario_from(c.scenario);  // loads as written
+  EXPECT_EQ(s.parallel.context, 2);
+  EXPECT_EQ(s.parallel.data, 2);
+}
+
 TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
   const std::string base = "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
                            "--vocab-size 1000 --bf16 ";
@@ -188,8 +204,8 @@ TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
     EXPECT_EQ(c.result.out, "") << more;
     return c.result.err;
   };
-  EXPECT_THAT(error("--context-parallel-size 2"),
-              HasSubstr("--context-parallel-size 2: context parallelism is not simulated yet (only 1)"));
+  EXPECT_THAT(error("--context-parallel-size 2 --cp-comm-type a2a"),
+              HasSubstr("--cp-comm-type a2a: the all-to-all (Ulysses) exchange of heads is not simulated yet"));
   EXPECT_THAT(error("--num-experts 8 --moe-layer-freq ([0]+[1]*3)"),
               HasSubstr("--moe-layer-freq ([0]+[1]*3): models mixing dense and mixture-of-experts layers are not simulated yet"));
   EXPECT_THAT(error("--recompute-granularity full --recompute-method block --recompute-num-layers 1"),

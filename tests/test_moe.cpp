@@ -48,15 +48,6 @@ const Op& op_named(const Pass& pass, const std::string& name) {
   throw std::runtime_error("no op " + name);
 }
 
-std::string error_of(const nlohmann::json& doc) {
-  try {
-    fixtures::scenario_from(doc);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 }  // namespace
 
 // Megatron's count (as the published model TFLOP/s): 6 FLOPs per active
@@ -156,34 +147,15 @@ TEST(Moe, ExpertParallelProgramsHoldTogether) {
     const Workload w = build_workload(s);
     const Program p = build_program(s, w);
     SCOPED_TRACE(doc["parallelism"].dump());
-    size_t listed = 0;
-    for (int rank = 0; rank < p.world_size; ++rank)
-      for (int id : p.rank_tasks(rank)) {
-        EXPECT_EQ(p.tasks[id].rank, rank);
-        ++listed;
-      }
-    EXPECT_EQ(listed, p.tasks.size());
-    fixtures::expect_every_send_pairs_with_one_receive_of_the_same_size(p);
-    fixtures::expect_group_members_issue_the_same_collectives(p);
-    double flops = 0;
-    for (const Task& t : p.tasks)
-      if (t.work >= 0 && t.kind != TaskKind::OPT) flops += p.works[t.work].flops();
-    EXPECT_NEAR(flops / w.hardware_flops_per_step, 1.0, 1e-9);
+    fixtures::expect_program_holds_together(p, w);
   }
 }
 
 // The replay runs the all-to-alls as flows; one replica per class of
 // equivalent ones gives what replaying every one gives.
 TEST(Moe, ReplayByReplicaClassesMatchesTheFullReplay) {
-  for (const Scenario& s : {moe_scenario(1, 1, 8, 4), moe_scenario(1, 2, 4, 2)}) {
-    const double classes = simulate(s).report.step_seconds;
-    ReplayOptions full;
-    full.full_replay = true;
-    EXPECT_NEAR(simulate(s, full).report.step_seconds / classes, 1, 1e-9);
-    ReplayOptions free;
-    free.free_communication = true;
-    EXPECT_LT(simulate(s, free).report.step_seconds, classes);
-  }
+  for (const Scenario& s : {moe_scenario(1, 1, 8, 4), moe_scenario(1, 2, 4, 2)})
+    fixtures::expect_replica_classes_replay_as_the_full_replay(s);
 }
 
 // ZeRO-1, DP 8, EP 4 (expert data parallel 2), by hand: per layer, attention
@@ -215,14 +187,14 @@ TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
 TEST(Moe, BadExpertFieldsAreRefusedNamingTheField) {
   const auto with = [](nlohmann::json doc, const std::string& section, const nlohmann::json& fields) {
     doc[section].update(fields);
-    return error_of(doc);
+    return fixtures::scenario_error(doc);
   };
   const nlohmann::json moe = moe_json(1, 1, 8, 4);
   EXPECT_EQ(with(moe, "parallelism", {{"expert_model_parallel_size", 3}}),
             "test.json: parallelism.expert_model_parallel_size: must divide the data-parallel size (8): expert-parallel "
             "groups are carved out of it, got 3");
   nlohmann::json sixteen = moe_json(1, 1, 16, 16);
-  EXPECT_EQ(error_of(sixteen),
+  EXPECT_EQ(fixtures::scenario_error(sixteen),
             "test.json: parallelism.expert_model_parallel_size: must divide the number of experts (8), got 16");
   EXPECT_EQ(with(fixtures::scenario_json(1, 1, 8, 4, "1f1b"), "parallelism", {{"expert_model_parallel_size", 2}}),
             "test.json: parallelism.expert_model_parallel_size: needs a model with experts, got 2");
@@ -239,7 +211,7 @@ TEST(Moe, BadExpertFieldsAreRefusedNamingTheField) {
             "test.json: parallelism.zero_stage: zero_stage 3 is not simulated with expert parallelism yet");
   nlohmann::json no_sp = moe_json(2, 1, 4, 2);
   no_sp["parallelism"]["sequence_parallel"] = false;
-  EXPECT_EQ(error_of(no_sp), "test.json: parallelism.sequence_parallel: expert and tensor parallelism together need "
+  EXPECT_EQ(fixtures::scenario_error(no_sp), "test.json: parallelism.sequence_parallel: expert and tensor parallelism together need "
                              "sequence parallelism, as in Megatron");
   EXPECT_EQ(with(moe, "training", {{"capacity_factor", nullptr}}), "no error");  // null: dropless
 }

@@ -247,6 +247,9 @@ TEST(ShortForm, IdentifyEveryTaskOfSmallPrograms) {
       {"p2p stream", small_scenario(1, 4, 1, {{"overlap_p2p_communication", true}})},
       {"interleaved", fixtures::scenario_json(2, 2, 2, 8, "interleaved_1f1b", 2, 4)},
       {"experts ep2", experts},
+      {"context cp2 p2p", small_scenario(2, 2, 2, {{"context_parallel_size", 2}})},
+      {"context cp2 all_gather",
+       small_scenario(1, 2, 4, {{"context_parallel_size", 2}, {"cp_comm_type", "all_gather"}, {"zero_stage", 1}})},
   };
   for (const auto& [label, document] : shapes) {
     const Program program = program_of(document);

@@ -154,6 +154,16 @@ inline std::string error_loading(const std::string& path, const std::vector<std:
 
 inline Scenario scenario_from(const nlohmann::json& document) { return parse_scenario(document, "test.json", "."); }
 
+// What scenario_from refuses `document` with, or "no error".
+inline std::string scenario_error(const nlohmann::json& document) {
+  try {
+    scenario_from(document);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 // tests/golden/scenarios.txt: every file of scenarios/, one a line, and how
 // the tests check it ("report-only", "bench-only" or nothing); '#' starts a comment.
 struct ListedScenario {

@@ -25,10 +25,12 @@ struct Step {
 
 // A Program of the fixtures' model with made-up times: each rank's tasks back
 // to back, 1 ms each, ranks offset by 0.25 ms.
-// `expert_parallel` > 1: the model's layers are MoE (8 experts, top-2) over that many EP ranks.
+// `expert_parallel` > 1: the model's layers are MoE (8 experts, top-2) over that many EP ranks;
+// `context_parallel` > 1: the dp ranks split into DP x CP, ring attention's K/V exchange over CP.
 Step made_up_step(int tp, int pp, int dp, const std::string& schedule, int layers_per_virtual_stage = 0,
-                  int expert_parallel = 1) {
+                  int expert_parallel = 1, int context_parallel = 1) {
   nlohmann::json document = fixtures::scenario_json(tp, pp, dp, 8, schedule, layers_per_virtual_stage, 8);
+  if (context_parallel > 1) document["parallelism"]["context_parallel_size"] = context_parallel;
   if (expert_parallel > 1) {
     document["model"].update({{"num_experts", 8}, {"num_experts_per_tok", 2}});
     document["parallelism"].update({{"expert_model_parallel_size", expert_parallel}, {"sequence_parallel", true}});
@@ -77,7 +79,7 @@ const std::string good_task = R"({"ph":"X","pid":0,"tid":0,"name":"s0 F mb0","ca
 
 TEST(TraceReader, GivesBackEveryTaskAsWritten) {
   for (const Step& step : {made_up_step(2, 2, 2, "1f1b"), made_up_step(1, 2, 2, "interleaved_1f1b", 2),
-                           made_up_step(2, 2, 2, "1f1b", 0, 2)}) {
+                           made_up_step(2, 2, 2, "1f1b", 0, 2), made_up_step(2, 2, 2, "1f1b", 0, 1, 2)}) {
     const RecordedStep read = round_trip(step);
     const Program& p = step.program;
     const Program& q = read.program;

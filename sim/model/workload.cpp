@@ -57,7 +57,7 @@ struct Shard {
   bool sequence_parallel = false;
   bool fp8 = false;  // the layers' linear GEMMs read fp8 operands
   bool fp8_current_scaling = false;  // tensorwise recipe: an amax pass before each cast
-  int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;
+  int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;  // seq: the rank's tokens of each sequence (over CP)
   int64_t heads = 0, kv_heads = 0, ffn = 0, vocab = 0;  // this rank's share
   double element_bytes = 0;  // e: activations, their HBM traffic and messages (bf16 in fp8 training too)
   // Mixture of experts (local_experts 0: a dense MLP of ffn). Each expert is
@@ -70,6 +70,9 @@ struct Shard {
   // (the mean's): the busiest rank bounds the layer's time, the mean its FLOPs.
   int64_t expert_rows = 0;
   double counted_expert_rows = 1;
+  // Context parallelism: each sequence split over `cp` ranks, `seq` tokens each.
+  int64_t cp = 1;
+  CpCommType cp_comm_type = CpCommType::p2p;
 
   int64_t tokens() const { return batch * seq; }
   // Rows of the norms, dropouts and residual adds: sequence parallelism splits them.
@@ -90,6 +93,9 @@ struct Shard {
   int64_t rank_expert_rows() const { return local_experts * expert_rows; }  // after the TP gather
   int64_t expert_fc1_width() const { return (model.gated_mlp ? 2 : 1) * expert_ffn; }
   int64_t shared_fc1_width() const { return (model.gated_mlp ? 2 : 1) * shared_ffn; }
+  // The rank's keys and values (this TP rank's heads, its CP share of the
+  // tokens): what one hop of the ring attention passes on.
+  double kv_chunk_bytes() const { return 2.0 * double(tokens()) * kv_width() * element_bytes; }
 };
 
 // The rows the busiest EP rank's experts receive per micro-batch: each of its
@@ -132,7 +138,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .fp8 = fp8,
       .fp8_current_scaling = fp8 && scenario.training.fp8_recipe == Fp8Recipe::tensorwise,
       .batch = scenario.training.micro_batch_size,
-      .seq = scenario.training.seq_length,
+      .seq = scenario.training.seq_length / scenario.parallel.context,
       .hidden = model.hidden_size,
       .head_dim = model.head_dim,
       .heads = split(model.num_attention_heads, "num_attention_heads"),
@@ -140,6 +146,8 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .ffn = split(model.intermediate_size, "intermediate_size"),
       .vocab = (model.vocab_size + tp - 1) / tp,  // Megatron pads the vocabulary to a multiple of tp
       .element_bytes = fp8 ? kBf16Bytes : dtype_bytes(scenario.training.dtype),
+      .cp = scenario.parallel.context,
+      .cp_comm_type = scenario.parallel.cp_comm_type,
   };
   if (model.has_experts()) size_experts(scenario, shard);
   return shard;
@@ -278,7 +286,15 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
     // Megatron counts the full (non-causal) s×s products: 4·b·s²·h/t.
     const double flops = 4.0 * x.batch * x.seq * x.seq * x.q_width();
     const double bytes = double(x.tokens()) * 2 * (x.q_width() + x.kv_width()) * e;  // read q, k, v; write o
-    return {Op{"attn", OpClass::attention, {x.batch, x.heads, x.seq, x.head_dim}, flops, bytes}};
+    // With context parallelism, one block per CP rank's K/V chunk. Under
+    // causal load balancing every block is the work of a causal attention
+    // over the rank's seq/CP tokens: the diagonal block is one, the others
+    // are full blocks of half its size (both chunks of Q against the earlier
+    // chunk of K/V, or the later chunk of Q against both), so each rank runs
+    // 1/CP of the whole causal attention. all_gather runs the same products
+    // against the gathered K/V.
+    const Op block{"attn", OpClass::attention, {x.batch, x.heads, x.seq, x.head_dim}, flops, bytes};
+    return std::vector<Step>(x.cp, block);
   }
   const int64_t heads_batch = x.batch * x.heads;
   const int64_t scores = heads_batch * x.seq * x.seq;
@@ -368,6 +384,29 @@ void add_moe_collectives(const Shard& x, Pass& forward, Pass& backward) {
   if (x.shared_ffn == 0) return;
   add_tp_boundary(TpBoundary::enter, 1, x, x.fp8, forward, backward);
   add_tp_boundary(TpBoundary::leave, 1, x, x.fp8, forward, backward);
+}
+
+// Context parallelism's K/V exchange over the CP group, per layer. p2p:
+// the ring attention's CP-1 hops of each rank's K/V chunk forward, and of
+// K/V and dK/dV backward, each hop beside an attention block (the traffic of
+// a ring all-gather, and of a ring reduce-scatter for dK/dV, run beside the
+// pass). all_gather: the K/V of the whole sequence gathered before attention
+// (and again for the backward), dK/dV reduce-scattered after it, blocking.
+void add_cp_exchange(const Shard& x, Pass& pass, bool gradients) {
+  if (x.cp == 1) return;
+  const double gathered = double(x.cp) * x.kv_chunk_bytes();
+  const bool overlapped = x.cp_comm_type == CpCommType::p2p;
+  pass.tp.push_back({TaskKind::ALLGATHER, 1, gathered, overlapped, LayerGroup::context});
+  if (gradients) pass.tp.push_back({TaskKind::REDUCESCATTER, 1, gathered, overlapped, LayerGroup::context});
+}
+
+// What the exchange holds while one layer's attention runs: p2p's double
+// buffers (the chunk being sent and the one arriving), of K/V forward and of
+// K/V with dK/dV backward; all_gather's gathered K/V and dK/dV.
+double cp_exchange_buffer_bytes(const Shard& x) {
+  if (x.cp == 1) return 0;
+  const double chunks = x.cp_comm_type == CpCommType::p2p ? 2 * 2 : 2 * double(x.cp);
+  return chunks * x.kv_chunk_bytes();
 }
 
 std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
@@ -493,7 +532,12 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
     add_tp_boundary(TpBoundary::enter, 2, x, x.fp8, work.forward, work.backward_input);  // qkv, fc1
     add_tp_boundary(TpBoundary::leave, 2, x, x.fp8, work.forward, work.backward_input);  // proj, fc2
   }
-  if (training.recompute == Recompute::selective) work.recompute = forward_pass(core, x.element_bytes);
+  add_cp_exchange(x, work.forward, false);
+  add_cp_exchange(x, work.backward_input, true);
+  if (training.recompute == Recompute::selective) {
+    work.recompute = forward_pass(core, x.element_bytes);
+    add_cp_exchange(x, work.recompute, false);  // recomputed attention gathers K/V again
+  }
   if (training.recompute == Recompute::full) work.recompute = work.forward;
   work.parameters = layer_parameters(x);
   work.expert_parameters = layer_expert_parameters(x);
@@ -565,9 +609,9 @@ Workload build_workload(const Scenario& scenario) {
   workload.head = head_work(rank);
   workload.total_parameters = count_parameters(scenario.model).total;
 
-  // Every TP rank of every micro-batch of the global batch.
+  // Every TP (and CP) rank of every micro-batch of the global batch.
   const double rank_micro_batches =
-      double(rank.tp) * double(training.global_batch_size) / double(training.micro_batch_size);
+      double(rank.tp * rank.cp) * double(training.global_batch_size) / double(training.micro_batch_size);
   workload.model_flops_per_step =
       rank_micro_batches * (layers * training_flops(workload.layer) + training_flops(workload.embedding) +
                             training_flops(workload.head));
@@ -578,6 +622,7 @@ Workload build_workload(const Scenario& scenario) {
   if (scenario.parallel.grad_reduce_in_bf16) workload.grad_bytes_per_parameter = 2;
   // Megatron's scatter/gather optimisation: each TP rank sends its 1/t slice.
   workload.stage_boundary_bytes = rank.activation_tensor_bytes() / double(rank.tp);
+  workload.cp_exchange_buffer_bytes = cp_exchange_buffer_bytes(rank);
   workload.stage_layers = stage_layer_counts(scenario, workload);
   return workload;
 }

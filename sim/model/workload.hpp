@@ -46,7 +46,8 @@ double total_bytes(const std::vector<Op>& ops);
 // its weight gradient, overlapped with the input-gradient GEMM).
 // Expert parallelism's token dispatch and combine are collectives of the
 // same kind, over the layer's expert-parallel group instead of its TP group.
-enum class LayerGroup : uint8_t { tensor, expert };
+// Context parallelism's K/V exchange is one too, over the CP group.
+enum class LayerGroup : uint8_t { tensor, expert, context };
 
 struct TpCollectives {
   TaskKind kind = TaskKind::ALLREDUCE;
@@ -90,6 +91,8 @@ struct Workload {
   double hardware_flops_per_step = 0;  // what the GPUs execute, recompute included
   double tokens_per_step = 0;
   double stage_boundary_bytes = 0;     // bf16 activation sent between pipeline stages per micro-batch, per TP rank
+  // Context parallelism: the K/V exchange's buffers while a layer's attention runs.
+  double cp_exchange_buffer_bytes = 0;
   // Bytes per parameter of mixed-precision Adam (ZeRO paper, section 3.1).
   double grad_bytes_per_parameter = 4;              // fp32 main grads, reduced in fp32 unless grad_reduce_in_bf16
   double weight_bytes_per_parameter = 2;            // bf16 weights, as ZeRO gathers them

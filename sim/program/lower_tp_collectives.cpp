@@ -5,7 +5,6 @@
 // overlapped ones (sequence parallelism's re-gather of a linear's input for
 // its weight gradient) on a stream of their own, starting with the compute.
 #include <map>
-#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
@@ -14,6 +13,24 @@
 namespace simtrain {
 
 namespace {
+
+CommDim comm_dim(LayerGroup group) {
+  switch (group) {
+    case LayerGroup::tensor: return CommDim::tp;
+    case LayerGroup::expert: return CommDim::ep;
+    case LayerGroup::context: return CommDim::cp;
+  }
+  return CommDim::none;
+}
+
+const std::vector<int>& group_of(const CommGroups& groups, LayerGroup group) {
+  switch (group) {
+    case LayerGroup::tensor: return groups.tp;
+    case LayerGroup::expert: return groups.ep;
+    case LayerGroup::context: return groups.cp;
+  }
+  return groups.tp;
+}
 
 using TpCounts = std::map<std::tuple<LayerGroup, TaskKind, double>, int>;  // group, kind and size -> collectives
 
@@ -44,14 +61,13 @@ void add_tp_tasks(const LoweringContext& context, RankTasks& rank, bool overlapp
       if (count == 0) continue;
       if (deps.empty()) deps = deps_of(i);
       const auto [group, kind, bytes] = key;
-      const bool expert = group == LayerGroup::expert;
       Task c;
       c.kind = kind;
       c.stream = overlapped ? Stream::tp_overlap : Stream::compute;
       c.stage = compute.task.stage;
       c.microbatch = compute.task.microbatch;
-      c.dim = expert ? CommDim::ep : CommDim::tp;
-      c.group = expert ? context.groups.ep[rank.rank] : context.groups.tp[rank.rank];
+      c.dim = comm_dim(group);
+      c.group = group_of(context.groups, group)[rank.rank];
       c.count = count;
       c.bytes = bytes;
       LoweredTask collective = rank.make(std::move(c), deps, compute.action);
@@ -73,25 +89,32 @@ void lower_tp_collectives(const LoweringContext& context, RankTasks& rank) {
 // after the transfer and gather passes have added the compute's
 // dependencies). The first blocking collective after the compute, which
 // follows its weight-gradient GEMMs, waits for it; add_tp_boundary
-// (sim/model/workload.cpp) issues overlapped collectives only beside blocking ones.
+// (sim/model/workload.cpp) issues sequence parallelism's overlapped
+// collectives only beside blocking ones. Ring attention's K/V exchange may
+// have none after it (no TP): then what follows the compute (its SENDs)
+// up to the next compute-stream task but a transfer waits for it; a RECV
+// waits for its SEND alone.
 void lower_overlapped_tp_collectives(const LoweringContext& context, RankTasks& rank) {
   std::vector<int> before_on_compute(rank.tasks.size(), -1);  // label of the compute stream's task before each
   for (size_t i = 1; i < rank.tasks.size(); ++i)
     before_on_compute[i] = rank.tasks[i - 1].task.stream == Stream::compute ? rank.tasks[i - 1].label
                                                                             : before_on_compute[i - 1];
   add_tp_tasks(context, rank, true, [&](size_t compute) {
-    const size_t next = compute + 1;
-    if (next == rank.tasks.size() || rank.tasks[next].task.dim != CommDim::tp)
-      throw std::logic_error("an overlapped TP collective without a blocking one after its compute");
     std::vector<int> deps = rank.tasks[compute].deps;
     if (before_on_compute[compute] >= 0) deps.push_back(before_on_compute[compute]);
     return deps;
   });
   // A compute's overlapped collectives now sit between it and its first
   // blocking one, which waits for the last of them (they run in turn).
-  for (size_t i = 1; i < rank.tasks.size(); ++i)
-    if (rank.tasks[i].task.stream != Stream::tp_overlap && rank.tasks[i - 1].task.stream == Stream::tp_overlap)
-      rank.tasks[i].deps.push_back(rank.tasks[i - 1].label);
+  for (size_t i = 1; i < rank.tasks.size(); ++i) {
+    if (rank.tasks[i].task.stream == Stream::tp_overlap || rank.tasks[i - 1].task.stream != Stream::tp_overlap) continue;
+    for (size_t next = i; next < rank.tasks.size(); ++next) {
+      LoweredTask& waiting = rank.tasks[next];
+      if (waiting.task.kind == TaskKind::RECV) continue;
+      waiting.deps.push_back(rank.tasks[i - 1].label);
+      if (waiting.task.stream == Stream::compute && waiting.task.kind != TaskKind::SEND) break;
+    }
+  }
 }
 
 }  // namespace simtrain

@@ -127,9 +127,11 @@ std::vector<ActionSpan> action_spans(const RankTasks& rank) {
 
 size_t ready_index(const RankTasks& rank, size_t compute) {
   size_t ready = compute;
-  while (ready + 1 < rank.tasks.size() &&
-         (rank.tasks[ready + 1].task.dim == CommDim::tp || rank.tasks[ready + 1].task.dim == CommDim::ep))
-    ++ready;
+  for (size_t next = compute + 1; next < rank.tasks.size(); ++next) {
+    const Task& t = rank.tasks[next].task;
+    if (t.dim != CommDim::tp && t.dim != CommDim::ep && t.dim != CommDim::cp) break;
+    if (t.stream == Stream::compute) ready = next;  // those beside the compute do not follow it
+  }
   return ready;
 }
 

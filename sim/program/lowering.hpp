@@ -156,7 +156,7 @@ struct ActionSpan {
 };
 std::vector<ActionSpan> action_spans(const RankTasks& rank);
 
-// The task after which a compute task's outputs are ready: its last TP (or EP) collective, or itself.
+// The task after which a compute task's outputs are ready: its last blocking TP (EP, CP) collective, or itself.
 size_t ready_index(const RankTasks& rank, size_t compute);
 
 // Tasks to place before or after tasks of a rank's list, all placed at once

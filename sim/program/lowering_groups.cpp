@@ -15,6 +15,7 @@ public:
     if (layout_.tensor > 1) make_tensor_groups();
     if (layout_.data > 1) make_data_groups();
     if (s_.parallel.expert > 1) make_expert_groups();
+    if (layout_.context > 1) make_context_groups();
     // Tied input and output embeddings live on the first and last stage;
     // Megatron all-reduces their gradients between the two.
     if (s_.model.tie_word_embeddings && layout_.pipeline > 1)
@@ -79,6 +80,17 @@ private:
           add(g_.expert_dp, CommDim::dp, "edp", ranks);
         }
       }
+  }
+
+  void make_context_groups() {
+    const int cp = layout_.context;
+    for (int pp = 0; pp < layout_.pipeline; ++pp)
+      for (int block = 0; block < layout_.data / cp; ++block)
+        for (int tp = 0; tp < layout_.tensor; ++tp) {
+          std::vector<int> ranks;
+          for (int c = 0; c < cp; ++c) ranks.push_back(layout_.rank(tp, block * cp + c, pp));
+          add(g_.cp, CommDim::cp, "cp", ranks);
+        }
   }
 
   // A data-parallel group split at node boundaries: the members on each node

@@ -2,7 +2,7 @@
 // The communication groups of a Program: tensor-parallel, data-parallel (or,
 // for hierarchical synchronisation, its per-node and across-node parts; or
 // through parameter servers), expert-parallel and expert-data-parallel, and
-// the tied-embedding pair, with each rank's group of every kind.
+// the tied-embedding pair, context-parallel, with each rank's group of every kind.
 #include <array>
 #include <vector>
 
@@ -22,6 +22,9 @@ struct CommGroups {
   // gradients are reduced, the ranks of one EP index (none where it would
   // be one rank, and none when EP is 1: experts are reduced with the rest).
   std::vector<int> ep, expert_dp;
+  // Context parallelism: a CP group is `context` consecutive ranks of the
+  // data coordinate (RankLayout's dp_cp), in the ring order of its K/V exchange.
+  std::vector<int> cp;
 
   const Group& operator[](int id) const { return list[id]; }
 };
@@ -29,7 +32,7 @@ struct CommGroups {
 // Every kind of CommGroups' per-rank ids, for code that treats the kinds alike.
 inline constexpr std::array kGroupKinds = {&CommGroups::tp,        &CommGroups::dp, &CommGroups::dp_node,
                                            &CommGroups::dp_across, &CommGroups::embedding, &CommGroups::ep,
-                                           &CommGroups::expert_dp};
+                                           &CommGroups::expert_dp, &CommGroups::cp};
 
 // `servers`: the parameter-server hosts data-parallel groups synchronise through (0: none).
 CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers);

@@ -7,7 +7,7 @@
 namespace simtrain {
 
 std::string to_string(CommDim dim) {
-  static const char* names[] = {"none", "tp", "pp", "dp", "ep"};
+  static const char* names[] = {"none", "tp", "pp", "dp", "ep", "cp"};
   return names[static_cast<int>(dim)];
 }
 

@@ -21,14 +21,16 @@
 namespace simtrain {
 
 // Which parallel dimension a communication task belongs to (ep: expert
-// parallelism's token dispatch and combine, blocking the layer as TP's do).
-enum class CommDim : uint8_t { none, tp, pp, dp, ep };
+// parallelism's token dispatch and combine, blocking the layer as TP's do;
+// cp: context parallelism's K/V exchange, beside the layer's attention or blocking it).
+enum class CommDim : uint8_t { none, tp, pp, dp, ep, cp };
 std::string to_string(CommDim dim);
 
 // Tasks on one rank's stream run one at a time, in order; streams of a rank
 // run concurrently (as CUDA streams do). TP collectives sit on the compute
 // stream because they block the layer that issued them, but for those that
-// run beside compute (tp_overlap: sequence parallelism's backward re-gather);
+// run beside compute (tp_overlap: sequence parallelism's backward re-gather,
+// ring attention's K/V exchange);
 // gradient reductions and parameter gathers have a stream each, as in
 // Megatron and FSDP.
 enum class Stream : uint8_t { compute, p2p, dp, dp_gather, tp_overlap };

@@ -16,8 +16,11 @@ constexpr std::string_view kFieldOrder =
     "s<stage> KIND[_PASS] mb<micro-batch> L<first>-<last>|Lnone ->s<peer>|<-s<peer> <group> <size> /<ratio> "
     "x<count> #<occurrence>";
 
-// A collective a compute task's layers issue, right after it: TP's, and EP's token exchange.
-bool is_layer_collective(const Task& task) { return task.dim == CommDim::tp || task.dim == CommDim::ep; }
+// A collective a compute task's layers issue, right after it (or beside it): TP's, EP's token
+// exchange and CP's K/V exchange.
+bool is_layer_collective(const Task& task) {
+  return task.dim == CommDim::tp || task.dim == CommDim::ep || task.dim == CommDim::cp;
+}
 
 // The compute pass a transfer or TP collective carries, found along its
 // dependencies: a SEND waits for the end of its pass (the pass itself or the

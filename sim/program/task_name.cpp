@@ -31,12 +31,18 @@ std::string transfer_name(const Task& t) {
   return name;
 }
 
-// "allreduce tp5 24MiB x9", "allreduce dp3 1GiB ring", "push ps2 1GiB" (through parameter servers).
+// "allreduce tp5 24MiB x9", "allreduce dp3 1GiB ring", "push ps2 1GiB" (through parameter servers),
+// "allgather cp4 kv p2p 8MiB x8" (context parallelism's K/V; p2p: ring attention's, beside the pass).
 std::string collective_name(const Program& program, const Task& t) {
   const Group& group = program.groups[t.group];
   std::string name =
       group.servers == 0 ? to_lower(to_string(t.kind)) : t.kind == TaskKind::REDUCESCATTER ? "push" : "pull";
-  name.append(" ").append(group.name).append(" ").append(format_bytes(t.bytes));
+  name.append(" ").append(group.name);
+  if (group.dim == CommDim::cp) {
+    name.append(t.kind == TaskKind::REDUCESCATTER ? " dkv" : " kv");
+    if (t.stream == Stream::tp_overlap) name.append(" p2p");
+  }
+  name.append(" ").append(format_bytes(t.bytes));
   if (t.kind == TaskKind::ALLREDUCE && group.allreduce_algorithm)
     name.append(" ").append(to_string(*group.allreduce_algorithm));
   if (t.count > 1) name.append(" x").append(std::to_string(t.count));

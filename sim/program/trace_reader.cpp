@@ -26,7 +26,7 @@ std::optional<Enum> enum_named(const std::string& text, int count) {
 }
 constexpr int task_kinds = static_cast<int>(TaskKind::ALLTOALL) + 1;
 constexpr int streams = static_cast<int>(Stream::tp_overlap) + 1;
-constexpr int comm_dims = static_cast<int>(CommDim::ep) + 1;
+constexpr int comm_dims = static_cast<int>(CommDim::cp) + 1;
 constexpr int op_classes = static_cast<int>(OpClass::optimizer) + 1;
 constexpr int dtypes = static_cast<int>(Dtype::fp8) + 1;
 
@@ -121,7 +121,7 @@ public:
     t.id = static_cast<int>(args.required_integer("id", 0));
     t.stage = static_cast<int>(args.integer("stage", -1).value_or(-1));
     t.microbatch = static_cast<int>(args.integer("microbatch", -1).value_or(-1));
-    t.dim = enum_named<CommDim>(args.choice("dim", {"none", "tp", "pp", "dp", "ep"}).value_or("none"), comm_dims).value();
+    t.dim = enum_named<CommDim>(args.choice("dim", {"none", "tp", "pp", "dp", "ep", "cp"}).value_or("none"), comm_dims).value();
     t.bytes = args.number("bytes").value_or(0);
     t.count = static_cast<int>(args.integer("count").value_or(1));
     if (args.has("ops")) {  // live traces: what each op of a compute task took

@@ -50,7 +50,8 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--virtual-pipeline-model-parallel-size", true}, {"--decoder-first-pipeline-num-layers", true},
     {"--decoder-last-pipeline-num-layers", true}, {"--account-for-embedding-in-pipeline-split", false},
     {"--account-for-loss-in-pipeline-split", false}, {"--pipeline-model-parallel-layout", true},
-    {"--sequence-parallel", false}, {"--context-parallel-size", true}, {"--expert-model-parallel-size", true},
+    {"--sequence-parallel", false}, {"--context-parallel-size", true}, {"--cp-comm-type", true},
+    {"--expert-model-parallel-size", true},
     {"--num-experts", true}, {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-layer-freq", true}, {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
@@ -240,19 +241,19 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   result.not_simulated = a.not_simulated;
   std::vector<std::string>& notes = result.notes;
 
-  if (a.integer("--context-parallel-size").value_or(1) > 1)
-    a.refuse("--context-parallel-size", "context parallelism is not simulated yet (only 1)");
   if (a.has("--moe-layer-freq") && a.text("--moe-layer-freq") != "1")
     a.refuse("--moe-layer-freq", "models mixing dense and mixture-of-experts layers are not simulated yet (only 1)");
 
   const int64_t layers = a.required_integer("--num-layers"), hidden = a.required_integer("--hidden-size"),
                 heads = a.required_integer("--num-attention-heads");
   const int64_t tp = a.integer("--tensor-model-parallel-size").value_or(1),
-                pp = a.integer("--pipeline-model-parallel-size").value_or(1);
-  if (cluster.num_gpus % (tp * pp) != 0)
-    throw InputError("--num-gpus", "", std::to_string(cluster.num_gpus) + " is not a multiple of TP x PP = " +
-                                           std::to_string(tp * pp));
-  const int64_t dp = cluster.num_gpus / (tp * pp);
+                pp = a.integer("--pipeline-model-parallel-size").value_or(1),
+                cp = a.integer("--context-parallel-size").value_or(1);
+  const std::string sizes = cp > 1 ? "TP x PP x CP" : "TP x PP";
+  if (cluster.num_gpus % (tp * pp * cp) != 0)
+    throw InputError("--num-gpus", "", std::to_string(cluster.num_gpus) + " is not a multiple of " + sizes + " = " +
+                                           std::to_string(tp * pp * cp));
+  const int64_t dp = cluster.num_gpus / (tp * pp * cp);
 
   nlohmann::ordered_json model;
   model["hidden_size"] = hidden;
@@ -310,6 +311,15 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
       parallelism["sequence_parallel"] = true;
     else
       notes.push_back("--sequence-parallel with TP 1: off, as Megatron-LM turns it off");
+  }
+  if (cp > 1) parallelism["context_parallel_size"] = cp;
+  if (const auto type = a.choice("--cp-comm-type", {"p2p", "all_gather", "a2a", "a2a+p2p"})) {
+    if (type->starts_with("a2a"))
+      a.refuse("--cp-comm-type", "the all-to-all (Ulysses) exchange of heads is not simulated yet (p2p, all_gather)");
+    if (cp > 1)
+      parallelism["cp_comm_type"] = *type;
+    else
+      notes.push_back("--cp-comm-type with --context-parallel-size 1: no effect");
   }
   for (const std::string field : {"expert_model_parallel_size", "expert_tensor_parallel_size"})
     if (const auto size = a.integer(flag_of(field))) parallelism[field] = *size;

@@ -49,6 +49,8 @@ std::string to_string(MoeDispatcher dispatcher) {
   return dispatcher == MoeDispatcher::alltoall ? "alltoall" : "allgather";
 }
 
+std::string to_string(CpCommType type) { return type == CpCommType::p2p ? "p2p" : "all_gather"; }
+
 std::string to_string(DpSync sync) {
   switch (sync) {
     case DpSync::auto_: return "auto";
@@ -86,7 +88,7 @@ const std::vector<std::string> parallelism_keys = {
     "dp_compression_seconds_per_GB", "pipeline_layers", "decoder_first_pipeline_num_layers",
     "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "pipeline_model_parallel_layout", "expert_model_parallel_size", "expert_tensor_parallel_size",
-    "moe_token_dispatcher_type"};
+    "moe_token_dispatcher_type", "context_parallel_size", "cp_comm_type"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
@@ -236,6 +238,10 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   p.moe_dispatcher = f.choice("moe_token_dispatcher_type", {"alltoall", "allgather"}).value_or("alltoall") == "alltoall"
                          ? MoeDispatcher::alltoall
                          : MoeDispatcher::allgather;
+  p.context = f.integer("context_parallel_size").value_or(1);
+  if (p.context == 1 && f.has("cp_comm_type")) f.fail("cp_comm_type", "is only used with context_parallel_size > 1");
+  p.cp_comm_type = f.choice("cp_comm_type", {"p2p", "all_gather"}).value_or("p2p") == "p2p" ? CpCommType::p2p
+                                                                                            : CpCommType::all_gather;
   p.dp_compression_ratio = f.number("dp_compression_ratio", 1).value_or(1);
   p.dp_compression_seconds_per_byte = f.number("dp_compression_seconds_per_GB").value_or(1e-3) / 1e9;
   f.reject_unknown();
@@ -267,18 +273,19 @@ void check_tensor_split(const ModelConfig& m, const ParallelConfig& p, const Rul
 // Fills in the data-parallel size and the default bucket size.
 void check_data_parallel(Scenario& s, const RuleBroken& fail) {
   ParallelConfig& p = s.parallel;
-  const int64_t model_parallel = p.tensor * p.pipeline;
+  const int64_t model_parallel = p.tensor * p.pipeline * p.context;
+  const std::string sizes = p.context > 1 ? "tensor x pipeline x context" : "tensor x pipeline";
   if (s.cluster.num_gpus % model_parallel != 0)
-    fail("cluster.num_gpus", "must be a multiple of tensor x pipeline parallel size (" + str(model_parallel) +
-                                 "), got " + str(s.cluster.num_gpus));
+    fail("cluster.num_gpus", "must be a multiple of " + sizes + " parallel size (" + str(model_parallel) + "), got " +
+                                 str(s.cluster.num_gpus));
   const int64_t data = s.cluster.num_gpus / model_parallel;
   if (p.data && p.data != data)
-    fail("parallelism.data_parallel_size", "is " + str(p.data) + " but num_gpus / (tensor x pipeline) = " + str(data));
+    fail("parallelism.data_parallel_size", "is " + str(p.data) + " but num_gpus / (" + sizes + ") = " + str(data));
   p.data = data;
   if (p.zero_stage > 0 && p.dp_sync != DpSync::auto_ && p.dp_sync != DpSync::ring)
     fail("parallelism.dp_sync", to_string(p.dp_sync) + " synchronises with all-reduce, but zero_stage " + str(p.zero_stage) +
                                      " reduce-scatters gradients (use ring or auto)");
-  const int64_t gpus_per_node = s.cluster.topology.gpus_per_node, dp_span = p.tensor * p.data;
+  const int64_t gpus_per_node = s.cluster.topology.gpus_per_node, dp_span = p.tensor * p.data_context();
   const bool nodes_share_evenly = p.tensor % gpus_per_node == 0 || gpus_per_node % dp_span == 0 ||
                                   (gpus_per_node % p.tensor == 0 && dp_span % gpus_per_node == 0);
   if (p.dp_sync == DpSync::hierarchical && !nodes_share_evenly)
@@ -288,7 +295,7 @@ void check_data_parallel(Scenario& s, const RuleBroken& fail) {
   if (p.dp_sync == DpSync::parameter_server && s.cluster.topology.kind != TopologyKind::fat_tree)
     fail("parallelism.dp_sync", "parameter servers attach to the core of a fat tree; topology '" +
                                      s.cluster.topology.name + "' is not one");
-  if (p.dp_bucket_bytes == 0) p.dp_bucket_bytes = std::max<double>(40e6, 1e6 * data) * 4;  // Megatron's default
+  if (p.dp_bucket_bytes == 0) p.dp_bucket_bytes = std::max<double>(40e6, 1e6 * p.data_context()) * 4;  // Megatron's default
 }
 
 // Megatron-Core's rules for expert parallelism (megatron/training/arguments.py,
@@ -327,6 +334,24 @@ void check_experts(const Scenario& s, const RuleBroken& fail) {
   if (p.dp_sync == DpSync::hierarchical || p.dp_sync == DpSync::parameter_server)
     not_with_experts("parallelism.dp_sync", "dp_sync " + to_string(p.dp_sync));
   if (p.dp_compression_ratio != 1) not_with_experts("parallelism.dp_compression_ratio", "gradient compression");
+}
+
+// Context parallelism as Megatron-Core and Transformer Engine run it, and
+// what simtrain does not simulate with it yet.
+void check_context_parallel(const Scenario& s, const RuleBroken& fail) {
+  const ParallelConfig& p = s.parallel;
+  if (p.context == 1) return;
+  const auto not_with_cp = [&](const std::string& field, const std::string& reason) {
+    fail(field, reason + " is not simulated with context parallelism (context_parallel_size " + str(p.context) + ") yet");
+  };
+  if (s.training.seq_length % (2 * p.context) != 0)
+    fail("training.seq_length", "must be a multiple of 2 x context_parallel_size (" + str(2 * p.context) +
+                                    "): the load-balanced split gives each rank two chunks, got " + str(s.training.seq_length));
+  if (!s.training.flash_attention)
+    fail("training.flash_attention", "context parallelism runs Transformer Engine's fused attention: needs flash_attention");
+  if (s.model.has_experts()) not_with_cp("model.num_experts", "a mixture-of-experts model");
+  if (p.dp_sync == DpSync::hierarchical || p.dp_sync == DpSync::parameter_server)
+    not_with_cp("parallelism.dp_sync", "dp_sync " + to_string(p.dp_sync));
 }
 
 void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
@@ -368,6 +393,7 @@ void check_consistency(Scenario& s, const std::string& file) {
   check_tensor_split(s.model, s.parallel, fail);
   resolve_pipeline_layout(s.model.num_layers, s.parallel, file);
   check_data_parallel(s, fail);
+  check_context_parallel(s, fail);
   check_experts(s, fail);
   check_batch_and_precision(s, fail);
   check_limits(s, file);

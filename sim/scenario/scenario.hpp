@@ -38,6 +38,12 @@ enum class P2pCommunication { paired, eager };
 // token to the ranks it is routed to; allgather gathers every rank's tokens
 // on every rank of the expert-parallel group and reduce-scatters the outputs.
 enum class MoeDispatcher { alltoall, allgather };
+// How context-parallel ranks exchange keys and values for attention
+// (Megatron-Core's --cp-comm-type, Transformer Engine's implementations):
+// p2p passes each rank's K/V chunk around the CP ring, one hop per attention
+// block, overlapped with that block (ring attention); all_gather gathers the
+// whole sequence's K/V before attention (as Llama 3 trained).
+enum class CpCommType { p2p, all_gather };
 
 double dtype_bytes(Dtype dtype);
 std::string to_string(Dtype dtype);
@@ -47,6 +53,7 @@ std::string to_string(ScheduleKind schedule);
 std::string to_string(DpSync sync);
 std::string to_string(P2pCommunication p2p);
 std::string to_string(MoeDispatcher dispatcher);
+std::string to_string(CpCommType type);
 
 struct TrainingConfig {
   int64_t seq_length = 0;
@@ -69,6 +76,12 @@ struct ParallelConfig {
   int64_t tensor = 1;    // tensor_model_parallel_size
   int64_t pipeline = 1;  // pipeline_model_parallel_size
   int64_t data = 1;      // data_parallel_size (derived from the cluster's GPU count)
+  // Context parallelism: each sequence split over `context` ranks (the
+  // tensor-parallel ranks vary fastest, then the context-parallel ones, then
+  // data, then pipeline: Megatron-Core's tp-cp-dp-pp order), with causal load
+  // balancing (each rank holds chunks i and 2·CP−1−i of the sequence).
+  int64_t context = 1;  // context_parallel_size
+  CpCommType cp_comm_type = CpCommType::p2p;
   bool sequence_parallel = false;
   int zero_stage = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
@@ -109,7 +122,10 @@ struct ParallelConfig {
   int64_t virtual_stages = 1;
   std::vector<int64_t> stage_layers;
 
-  int64_t world_size() const { return tensor * pipeline * data; }
+  int64_t world_size() const { return tensor * pipeline * data * context; }
+  // Megatron's dp_cp group: the ranks holding the same weights, over which
+  // gradients are reduced and the distributed optimizer shards its state.
+  int64_t data_context() const { return data * context; }
   // The ranks holding the same experts, over which their gradients are reduced.
   int64_t expert_data() const { return data / expert; }
 };

@@ -42,10 +42,12 @@ double estimated_tasks(const Scenario& s) {
   // dispatcher's two), and over TP its routed rows'.
   const double ep_sizes = p.expert > 1 ? (p.moe_dispatcher == MoeDispatcher::alltoall ? 1 : 2) : 0;
   const double moe_tp_sizes = s.model.has_experts() && p.tensor > 1 ? (p.sequence_parallel ? 2 : 1) : 0;
-  const double tp_sizes = (p.tensor > 1 ? (p.sequence_parallel ? 3 : 2) : 0) + ep_sizes + moe_tp_sizes;
+  // Context parallelism's K/V exchange: one size forward, two backward (K/V, dK/dV).
+  const double cp_sizes = p.context > 1 ? 2 : 0;
+  const double tp_sizes = (p.tensor > 1 ? (p.sequence_parallel ? 3 : 2) : 0) + ep_sizes + moe_tp_sizes + cp_sizes;
   const double passes = s.training.recompute == Recompute::none ? 1 : 2;
   const double tasks_per_action = passes * (1 + tp_sizes) + (p.pipeline > 1 ? 2 : 0) +  // send, receive
-                                  (p.zero_stage == 3 && p.data > 1 ? 2 : 0);             // gather, reduce-scatter
+                                  (p.zero_stage == 3 && p.data_context() > 1 ? 2 : 0);             // gather, reduce-scatter
   // At most one gradient bucket per unit of a chunk (its layers, embedding,
   // head), each a compute task with its TP collectives, a reduction and a gather.
   // With expert parallelism a bucket's experts are reduced on their own.

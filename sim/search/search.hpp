@@ -67,8 +67,13 @@ struct SearchRequest {
 // The default grid for a scenario (README, "Search"): TP up to a node, PP
 // in powers of two, 1 or 2 virtual stages, micro-batches 1/2/4, 1F1B or
 // ZB-H1, ZeRO 0/1/2, each recompute policy, sequence parallelism on and off;
-// for a model with experts, expert parallelism in powers of two dividing them.
+// for a model with experts, expert parallelism in powers of two dividing them;
+// for a long context, context parallelism in powers of two up to 16 whose
+// load-balanced split (2 x CP chunks) divides the sequence.
 std::vector<Dimension> default_dimensions(const Scenario& scenario);
+// Whether the default grid varies context parallelism (and the table shows
+// it): a long-context scenario.
+bool searches_context_parallel(const Scenario& scenario);
 
 // What a simulation gives a row (also what MPI ranks exchange).
 struct StepFigures {

@@ -48,6 +48,7 @@ std::string configuration_summary(const SearchResult& result, const TableLine& l
   text += "TP" + std::to_string(p.tensor) + " PP" + std::to_string(p.pipeline) + " DP" + std::to_string(p.data);
   if (s.virtual_stages() > 1) text += " VP" + std::to_string(s.virtual_stages());
   if (s.model.has_experts()) text += " EP" + std::to_string(p.expert);
+  if (p.context > 1) text += " CP" + std::to_string(p.context);
   if (p.pipeline > 1) text += ", " + to_string(p.schedule);
   text += ", micro-batch " + std::to_string(s.training.micro_batch_size);
   if (p.data > 1) {

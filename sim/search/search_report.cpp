@@ -46,6 +46,7 @@ std::vector<std::string> configuration_header(const SearchResult& result) {
   std::vector<std::string> header = {"gpu",  "gpus",      "tp", "pp",      "dp",          "vp", "mbs",
                                      "schedule", "zero", "recompute", "sp", "dp_sync", "compression"};
   if (!result.rows.empty() && result.rows.front().scenario.model.has_experts()) header.push_back("ep");
+  if (!result.rows.empty() && searches_context_parallel(result.rows.front().scenario)) header.push_back("cp");
   for (const std::string& key : extra_columns(result)) header.push_back(key);
   return header;
 }
@@ -194,6 +195,7 @@ std::vector<std::string> configuration_cells(const Scenario& s, const std::vecto
                                     dp_sync_text(s),
                                     format("%g", p.dp_compression_ratio)};
   if (s.model.has_experts()) cells.push_back(std::to_string(p.expert));
+  if (searches_context_parallel(s)) cells.push_back(std::to_string(p.context));
   for (const std::string& key : extra_columns) {
     const nlohmann::json value = field(s.document, key);
     cells.push_back(value.is_null() ? "-" : value.is_string() ? value.get<std::string>() : value.dump());

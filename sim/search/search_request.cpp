@@ -53,6 +53,11 @@ std::string grid_text(const SearchCounts& n) {
          std::to_string(n.out_of_memory) + " out of memory";
 }
 
+// Where the default grid varies context parallelism: sequences from 32K
+// tokens (Llama 3 trained 8K without CP, its 128K stage with CP16), up to CP16.
+constexpr int64_t kLongContextTokens = 32768;
+constexpr int64_t kMostContextParallel = 16;
+
 std::vector<Dimension> default_dimensions(const Scenario& s) {
   std::vector<nlohmann::json> tensor, pipeline;
   for (int t = 1; t <= std::min(8, s.cluster.topology.gpus_per_node); t *= 2) tensor.push_back(t);
@@ -72,7 +77,16 @@ std::vector<Dimension> default_dimensions(const Scenario& s) {
     for (int64_t e = 1; e <= s.model.num_experts && s.model.num_experts % e == 0; e *= 2) expert.push_back(e);
     dimensions.push_back({"expert_model_parallel_size", expert});
   }
+  if (searches_context_parallel(s)) {
+    std::vector<nlohmann::json> context;
+    for (int64_t c = 1; c <= kMostContextParallel && s.training.seq_length % (2 * c) == 0; c *= 2) context.push_back(c);
+    dimensions.push_back({"context_parallel_size", context});
+  }
   return dimensions;
+}
+
+bool searches_context_parallel(const Scenario& s) {
+  return s.training.seq_length >= kLongContextTokens;
 }
 
 }  // namespace simtrain

@@ -35,12 +35,13 @@ StageShare stage_share(const Workload& w, const Scenario& s, int stage) {
 }
 
 // Bytes of `bytes_per_parameter` for a rank's parameters, sharded over the
-// data-parallel group where `sharded`; with expert parallelism, the routed
-// experts' over their expert-data-parallel group.
+// data-parallel group (with context parallelism, DP x CP: Megatron's dp_cp)
+// where `sharded`; with expert parallelism, the routed experts' over their
+// expert-data-parallel group.
 double state_bytes(const Scenario& s, const StageShare& held, double bytes_per_parameter, bool sharded) {
   if (!sharded) return held.parameters * bytes_per_parameter;
   const double experts = s.parallel.expert > 1 ? held.expert_parameters : 0;
-  return (held.parameters - experts) * bytes_per_parameter / static_cast<double>(s.parallel.data) +
+  return (held.parameters - experts) * bytes_per_parameter / static_cast<double>(s.parallel.data_context()) +
          experts * bytes_per_parameter / static_cast<double>(s.parallel.expert_data());
 }
 
@@ -60,7 +61,9 @@ struct StagePass {
 };
 
 // Activations: a forward stores them; the backward (input grads) frees all
-// but what the weight-gradient pass needs; that pass frees the rest.
+// but what the weight-gradient pass needs; that pass frees the rest. On top
+// of the most held, context parallelism's K/V exchange buffers of the layer
+// whose attention runs.
 void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, const std::vector<StagePass>& passes) {
   std::map<std::pair<int, int>, double> held;  // (stage, micro-batch) -> bytes
   double current = 0;
@@ -86,6 +89,7 @@ void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, c
       release_to(0);
     }
   }
+  m.activations_bytes += w.cp_exchange_buffer_bytes;
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ int activity_level(const Task& task) {
   if (is_compute(task.kind)) return 0;
   switch (task.dim) {
     case CommDim::tp:
-    case CommDim::ep: return 1;  // the token exchange blocks its layer as TP's collectives do: counted with them
+    case CommDim::ep:  // the token exchange blocks its layer as TP's collectives do: counted with them
+    case CommDim::cp: return 1;  // and so does the K/V exchange
     case CommDim::pp: return 2;
     default: return 3;
   }

@@ -18,6 +18,8 @@ std::string parallel_layout(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
   std::string layout = "TP " + std::to_string(p.tensor) + " x PP " + std::to_string(p.pipeline) + " x DP " +
                        std::to_string(p.data);
+  // Without CP the line stays as it was.
+  if (p.context > 1) layout += " x CP " + std::to_string(p.context) + " (" + to_string(p.cp_comm_type) + ")";
   if (s.virtual_stages() > 1) layout += " x " + std::to_string(s.virtual_stages()) + " virtual stages";
   return layout;
 }
@@ -95,6 +97,10 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& 
     summary["parallelism"]["moe_token_dispatcher_type"] = to_string(p.moe_dispatcher);
     summary["training"]["moe_load_imbalance"] = t.moe_load_imbalance;
     summary["training"]["capacity_factor"] = t.capacity_factor > 0 ? nlohmann::ordered_json(t.capacity_factor) : nullptr;
+  }
+  if (p.context > 1) {
+    summary["parallelism"]["context_parallel_size"] = p.context;
+    summary["parallelism"]["cp_comm_type"] = to_string(p.cp_comm_type);
   }
   return summary;
 }

@@ -1,0 +1,281 @@
+// Context parallelism (issue 17): the sequence split over CP ranks, ring
+// attention's K/V exchange (p2p) or the all-gather of K/V, causal load
+// balancing, gradients and optimizer state over DP x CP, memory per GPU, and
+// the scenario fields' checks.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sim/engine/simulate.hpp"
+#include "sim/model/cost_model.hpp"
+#include "sim/program/program_builder.hpp"
+#include "sim/search/search.hpp"
+#include "sim/step/memory_model.hpp"
+#include "program_laws.hpp"
+#include "test_support.hpp"
+
+using namespace simtrain;
+
+namespace {
+
+// The test GPT of fixtures::scenario_json (h 512, 4 layers, 8 heads of 64,
+// seq 512, tied and learned embeddings) on tp x pp x dp x cp GPUs.
+nlohmann::json cp_json(int tp, int pp, int dp, int cp, const std::string& comm_type = "p2p") {
+  nlohmann::json doc = fixtures::scenario_json(tp, pp, dp, 4, "1f1b");
+  doc["cluster"]["num_gpus"] = tp * pp * dp * cp;
+  if (cp > 1) doc["parallelism"].update({{"context_parallel_size", cp}, {"cp_comm_type", comm_type}});
+  return doc;
+}
+
+Scenario cp_scenario(int tp, int pp, int dp, int cp, const std::string& comm_type = "p2p") {
+  return fixtures::scenario_from(cp_json(tp, pp, dp, cp, comm_type));
+}
+
+std::vector<Op> attention_ops(const Pass& pass) {
+  std::vector<Op> ops;
+  for (const Op& op : pass.ops)
+    if (op.op_class == OpClass::attention) ops.push_back(op);
+  return ops;
+}
+
+std::set<std::vector<int>> groups_named(const Program& p, const std::string& prefix) {
+  std::set<std::vector<int>> groups;
+  for (const Group& g : p.groups)
+    if (g.name.rfind(prefix, 0) == 0 && std::isdigit(static_cast<unsigned char>(g.name[prefix.size()])))
+      groups.insert(g.ranks);
+  return groups;
+}
+
+int cp_group_of(const Program& p, int rank) {
+  for (const Group& g : p.groups)
+    if (g.dim == CommDim::cp && std::find(g.ranks.begin(), g.ranks.end(), rank) != g.ranks.end()) return g.id;
+  return -1;
+}
+
+int first_cp_task(const Program& p, int rank) {
+  for (int id : p.rank_tasks(rank))
+    if (p.tasks[id].dim == CommDim::cp) return id;
+  return -1;
+}
+
+}  // namespace
+
+// context_parallel_size 1 written out is today's scenario: the same Program, task for task.
+TEST(ContextParallel, OneIsTodaysProgram) {
+  nlohmann::json given = cp_json(2, 2, 2, 1);
+  given["parallelism"]["context_parallel_size"] = 1;
+  const Scenario with_field = fixtures::scenario_from(given), without = cp_scenario(2, 2, 2, 1);
+  const Program a = build_program(with_field, build_workload(with_field));
+  const Program b = build_program(without, build_workload(without));
+  ASSERT_EQ(a.tasks.size(), b.tasks.size());
+  for (size_t i = 0; i < a.tasks.size(); ++i) EXPECT_EQ(task_name(a, a.tasks[i]), task_name(b, b.tasks[i]));
+  EXPECT_EQ(a.dep_ids, b.dep_ids);
+  EXPECT_EQ(a.groups.size(), b.groups.size());
+}
+
+// Causal load balancing: rank i holds chunks i and 2·CP−1−i, so each of its
+// CP attention blocks is the work of a causal attention over its seq/CP
+// tokens, and the rank runs exactly 1/CP of the whole sequence's attention
+// FLOPs (forward and backward); with free communication its attention
+// compute time is 1/CP of CP 1's as well (16K tokens: compute-bound blocks).
+TEST(ContextParallel, RingAttentionRunsTheAttentionFlopsOverCpOnEveryRank) {
+  static constexpr int64_t seq = 16384;
+  const auto long_context = [](int cp, const std::string& comm_type) {
+    nlohmann::json doc = cp_json(1, 1, 1, cp, comm_type);
+    doc["training"]["seq_length"] = seq;
+    doc["model"]["max_position_embeddings"] = seq;
+    return fixtures::scenario_from(doc);
+  };
+  const Scenario whole = long_context(1, "p2p");
+  const Workload w1 = build_workload(whole);
+  RooflineEfficiency no_launch_floor;  // the test GPT's blocks are shorter than a kernel launch
+  no_launch_floor.min_kernel_seconds = 0;
+  const RooflineModel roofline(whole.cluster.gpu, no_launch_floor);
+  const auto seconds = [&](const std::vector<Op>& ops) { return accumulate_op_seconds(0, roofline, ops, Dtype::bf16); };
+  for (int cp : {2, 4, 8}) {
+    for (const std::string comm_type : {"p2p", "all_gather"}) {
+      const Scenario s = long_context(cp, comm_type);
+      const Workload w = build_workload(s);
+      for (const auto pass : {&UnitWork::forward, &UnitWork::backward_input}) {
+        const std::vector<Op> blocks = attention_ops(w.layer.*pass), full = attention_ops(w1.layer.*pass);
+        ASSERT_EQ(blocks.size(), size_t(cp));
+        ASSERT_EQ(full.size(), 1u);
+        for (const Op& block : blocks) {
+          EXPECT_EQ(block.flops, full[0].flops / (cp * cp));  // each block: (seq/CP)² of seq²
+          EXPECT_EQ(block.shape, (std::vector<int64_t>{1, 8, seq / cp, 64}));
+        }
+        EXPECT_EQ(total_flops(blocks), full[0].flops / cp);
+        EXPECT_DOUBLE_EQ(seconds(blocks), seconds(full) / cp);
+      }
+      // Every rank's FLOPs together are the model's, as Megatron counts them.
+      EXPECT_DOUBLE_EQ(w.model_flops_per_step, w1.model_flops_per_step);
+      EXPECT_EQ(w.stage_boundary_bytes, w1.stage_boundary_bytes / cp);  // pipeline sends carry seq/CP tokens
+    }
+  }
+  // 4·b·s²·(heads·head_dim): the whole causal attention, counted as Megatron counts it (full s×s).
+  EXPECT_EQ(attention_ops(w1.layer.forward)[0].flops, 4.0 * seq * seq * 512);
+}
+
+// TP 2 x CP 2 x DP 2 (Megatron's tp-cp-dp order): CP groups are TP-strided
+// ({0, 2}, {1, 3}, ...); gradients are reduced over DP x CP ({0, 2, 4, 6}).
+// Ring attention passes each rank's K/V chunk (2 x 256 tokens x 4 heads x 64
+// x 2 bytes) around the CP ring beside each pass: the traffic of an
+// all-gather of CP chunks forward, and of K/V and dK/dV backward.
+TEST(ContextParallel, KeysAndValuesGoRoundTheCpGroupBesideEachPass) {
+  const Scenario s = cp_scenario(2, 1, 2, 2);
+  const Workload w = build_workload(s);
+  const Program p = build_program(s, w);
+  EXPECT_EQ(groups_named(p, "cp"), (std::set<std::vector<int>>{{0, 2}, {1, 3}, {4, 6}, {5, 7}}));
+  EXPECT_EQ(groups_named(p, "dp"), (std::set<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  EXPECT_EQ(s.micro_batches(), 8);  // the global batch of 16 over DP 2, not DP x CP
+  const double chunk_bytes = 2.0 * 256 * (4 * 64) * 2;
+  std::map<std::pair<TaskKind, TaskKind>, int> exchanges;  // (pass, kind) -> tasks
+  const RankTaskIds ids = p.rank_tasks(3);
+  TaskKind pass = TaskKind::F;
+  for (int id : ids) {
+    const Task& t = p.tasks[id];
+    if (is_model_pass(t.kind)) pass = t.kind;
+    if (t.dim != CommDim::cp) continue;
+    EXPECT_EQ(p.groups[t.group].ranks, (std::vector<int>{1, 3}));
+    EXPECT_EQ(t.stream, Stream::tp_overlap);
+    EXPECT_EQ(t.bytes, 2 * chunk_bytes);
+    EXPECT_EQ(t.count, 4);  // one per layer
+    ++exchanges[{pass, t.kind}];
+  }
+  EXPECT_EQ(exchanges, (std::map<std::pair<TaskKind, TaskKind>, int>{{{TaskKind::F, TaskKind::ALLGATHER}, 8},
+                                                                      {{TaskKind::B, TaskKind::ALLGATHER}, 8},
+                                                                      {{TaskKind::B, TaskKind::REDUCESCATTER}, 8}}));
+  // The all_gather variant blocks the layer: the same exchanges on the compute stream.
+  const Scenario gathered = cp_scenario(2, 1, 2, 2, "all_gather");
+  const Program q = build_program(gathered, build_workload(gathered));
+  std::vector<std::string> names;
+  for (int id : q.rank_tasks(3))
+    if (q.tasks[id].dim == CommDim::cp && q.tasks[id].stream == Stream::compute) names.push_back(task_name(q, q.tasks[id]));
+  ASSERT_EQ(names.size(), 24u);
+  const std::string group = q.groups[cp_group_of(q, 3)].name;
+  EXPECT_EQ(names[0], "allgather " + group + " kv 512KiB x4");
+  EXPECT_EQ(std::count(names.begin(), names.end(), "reducescatter " + group + " dkv 512KiB x4"), 8);
+  EXPECT_EQ(task_name(p, p.tasks[first_cp_task(p, 3)]), "allgather " + p.groups[cp_group_of(p, 3)].name + " kv p2p 512KiB x4");
+}
+
+// Without TP nothing blocking follows a pass: the next pass (another
+// micro-batch's, or the recompute or backward of this one) waits for ring
+// attention's exchange.
+TEST(ContextParallel, TheNextComputeWaitsForTheRingWithoutTensorParallelism) {
+  const Scenario s = cp_scenario(1, 2, 1, 2);
+  const Program p = build_program(s, build_workload(s));
+  const RankTaskIds ids = p.rank_tasks(0);
+  int checked = 0;
+  for (size_t i = 0; i + 1 < ids.size(); ++i) {
+    const Task& t = p.tasks[ids[i]];
+    if (t.dim != CommDim::cp || p.tasks[ids[i + 1]].dim == CommDim::cp) continue;
+    for (size_t next = i + 1; next < ids.size(); ++next) {
+      const Task& n = p.tasks[ids[next]];
+      if (!is_model_pass(n.kind)) continue;
+      const std::span<const int32_t> deps = p.deps(n);
+      EXPECT_NE(std::find(deps.begin(), deps.end(), t.id), deps.end()) << task_name(p, t) << " before " << task_name(p, n);
+      ++checked;
+      break;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+// The Program's checks for CP layouts: every task listed once by its rank,
+// every SEND received once with its size, the members of each group (CP's
+// too) issuing the same collectives, the compute adding up to the step's
+// FLOPs; one replica per class replays as the full replay does.
+TEST(ContextParallel, ContextParallelProgramsHoldTogether) {
+  nlohmann::json zero1 = cp_json(1, 2, 2, 2);
+  zero1["parallelism"].update({{"zero_stage", 1}, {"overlap_grad_reduce", true}, {"ddp_bucket_size", 100000}});
+  nlohmann::json selective = cp_json(2, 2, 1, 2, "all_gather");
+  selective["training"]["recompute_granularity"] = "selective";
+  nlohmann::json sequence_parallel = cp_json(2, 1, 1, 4);
+  sequence_parallel["parallelism"]["sequence_parallel"] = true;
+  for (const nlohmann::json& doc : {cp_json(1, 1, 1, 4), cp_json(2, 2, 2, 2), zero1, selective, sequence_parallel}) {
+    const Scenario s = fixtures::scenario_from(doc);
+    const Workload w = build_workload(s);
+    const Program p = build_program(s, w);
+    SCOPED_TRACE(doc["parallelism"].dump());
+    fixtures::expect_program_holds_together(p, w);
+    fixtures::expect_replica_classes_replay_as_the_full_replay(s);
+  }
+}
+
+// By hand, for the test GPT (h 512, 4 layers, vocab 4096, 512 + 4096
+// embedding rows) on one pipeline stage, DP 2 x CP 2, ZeRO-1, t = 512 / CP
+// tokens a rank: a layer stores 34·t·h bytes (Korthikanti et al., flash
+// attention), the head t x vocab fp32 logits and its t·h bf16 input; ring
+// attention's double buffers of K/V and of K/V + dK/dV hold 4 chunks of
+// 2·t·h bf16; the optimizer state is sharded over DP x CP = 4.
+TEST(ContextParallel, MemoryPerGpuDividesActivationsByCpAndAddsTheRingsBuffers) {
+  const double h = 512, vocab = 4096, layers = 4;
+  const double parameters = layers * (12 * h * h + 13 * h) + (vocab + 512) * h + 2 * h;
+  for (const auto& [cp, comm_type] : std::vector<std::pair<int, std::string>>{{1, "p2p"}, {2, "p2p"}, {4, "p2p"},
+                                                                             {2, "all_gather"}}) {
+    nlohmann::json doc = cp_json(1, 1, 2, cp, comm_type);
+    doc["parallelism"]["zero_stage"] = 1;
+    const Scenario s = fixtures::scenario_from(doc);
+    const Workload w = build_workload(s);
+    const Program p = build_program(s, w);
+    SCOPED_TRACE(std::to_string(cp) + " " + comm_type);
+    const double t = 512.0 / cp, chunk = 2 * t * h * 2;
+    const double buffers = cp == 1 ? 0 : comm_type == "p2p" ? 4 * chunk : 2 * cp * chunk;
+    const MemoryBreakdown m = memory_for_rank(s, w, p, 1);
+    EXPECT_EQ(parameters_on_rank(s, w, p, 1), parameters);
+    EXPECT_DOUBLE_EQ(m.activations_bytes, layers * 34 * t * h + t * vocab * 4 + t * h * 2 + buffers);
+    EXPECT_DOUBLE_EQ(m.weights_bytes, parameters * 2);
+    EXPECT_DOUBLE_EQ(m.gradients_bytes, parameters * 4);
+    EXPECT_DOUBLE_EQ(m.optimizer_bytes, parameters * 12 / (2 * cp));
+    EXPECT_EQ(memory_per_pipeline_rank(s, w)[0].total_bytes(), m.total_bytes());
+  }
+}
+
+TEST(ContextParallel, BadContextFieldsAreRefusedNamingTheField) {
+  const auto with = [](nlohmann::json doc, const std::string& section, const nlohmann::json& fields) {
+    doc[section].update(fields);
+    return fixtures::scenario_error(doc);
+  };
+  const nlohmann::json cp2 = cp_json(1, 1, 2, 2);
+  EXPECT_EQ(with(cp2, "cluster", {{"num_gpus", 5}}),
+            "test.json: cluster.num_gpus: must be a multiple of tensor x pipeline x context parallel size (2), got 5");
+  EXPECT_EQ(with(cp_json(1, 1, 1, 1), "parallelism", {{"cp_comm_type", "all_gather"}}),
+            "test.json: parallelism.cp_comm_type: is only used with context_parallel_size > 1");
+  EXPECT_EQ(with(cp2, "parallelism", {{"cp_comm_type", "a2a"}}).rfind("test.json: parallelism.cp_comm_type: ", 0), 0u);
+  EXPECT_EQ(with(cp_json(1, 1, 1, 8), "training", {{"seq_length", 504}}),
+            "test.json: training.seq_length: must be a multiple of 2 x context_parallel_size (16): the load-balanced "
+            "split gives each rank two chunks, got 504");
+  EXPECT_EQ(with(cp2, "training", {{"flash_attention", false}}),
+            "test.json: training.flash_attention: context parallelism runs Transformer Engine's fused attention: "
+            "needs flash_attention");
+  nlohmann::json moe = cp2;
+  moe["model"].update({{"num_experts", 8}, {"num_experts_per_tok", 2}, {"moe_intermediate_size", 256}});
+  EXPECT_EQ(fixtures::scenario_error(moe), "test.json: model.num_experts: a mixture-of-experts model is not simulated with context "
+                           "parallelism (context_parallel_size 2) yet");
+  EXPECT_EQ(with(cp2, "parallelism", {{"dp_sync", "hierarchical"}}),
+            "test.json: parallelism.dp_sync: dp_sync hierarchical is not simulated with context parallelism "
+            "(context_parallel_size 2) yet");
+  EXPECT_EQ(with(cp2, "parallelism", {{"data_parallel_size", 4}}),
+            "test.json: parallelism.data_parallel_size: is 4 but num_gpus / (tensor x pipeline x context) = 2");
+}
+
+// The default search grid varies CP for a long context only, in powers of two
+// whose 2 x CP chunks divide the sequence, up to 16.
+TEST(ContextParallel, SearchGridVariesCpForLongContextsWhereItDivides) {
+  const auto cp_values = [](int64_t seq) {
+    nlohmann::json doc = cp_json(1, 1, 1, 1);
+    doc["training"]["seq_length"] = seq;
+    doc["model"]["max_position_embeddings"] = seq;
+    for (const Dimension& d : default_dimensions(fixtures::scenario_from(doc)))
+      if (d.key == "context_parallel_size") return d.values;
+    return std::vector<nlohmann::json>{};
+  };
+  EXPECT_EQ(cp_values(8192), std::vector<nlohmann::json>{});
+  EXPECT_EQ(cp_values(131072), (std::vector<nlohmann::json>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(cp_values(3 * 16384 + 3 * 4), (std::vector<nlohmann::json>{1, 2}));  // 49164 = 4 x 12291
+}
