@@ -26,7 +26,7 @@ struct GpuSpec {
   double achievable_matmul_fp8_flops = 0;
 };
 
-// The built-in table: A100-80GB, H100-SXM, H200 (spec-sheet figures).
+// The built-in table: A100-80GB, H100-SXM, H200, H800 (spec-sheet figures).
 const std::vector<GpuSpec>& builtin_gpus();
 // A built-in name, or a JSON object with the GpuSpec fields (every one
 // required but name and peak_fp8_tflops). Throws InputError naming the field.
