@@ -259,3 +259,20 @@ TEST(DeepSeekScenario, BuildsAsTheReportStatesIt) {
   const Workload w = build_workload(s);
   EXPECT_EQ(w.tokens_per_step, 15360.0 * 4096);
 }
+
+// The scenario simulates (here on 32 GPUs, EP 2 and 16 micro-batches: the
+// full 2048 GPUs take tens of minutes, bench/scale.cpp), its Program holding together.
+TEST(DeepSeekScenario, SimulatesOnFewerGpus) {
+  const Scenario s = load_scenario("deepseek-v3-2048xh800",
+                                   {"num_gpus=32", "expert_model_parallel_size=2", "global_batch_size=32"});
+  const Workload w = build_workload(s);
+  const Program p = build_program(s, w);
+  fixtures::expect_every_send_pairs_with_one_receive_of_the_same_size(p);
+  fixtures::expect_group_members_issue_the_same_collectives(p);
+  int all_to_alls = 0;
+  for (const Task& t : p.tasks) all_to_alls += t.kind == TaskKind::ALLTOALL;
+  EXPECT_GT(all_to_alls, 0);
+  const Simulation result = simulate(s);
+  EXPECT_GT(result.report.step_seconds, 0);
+  EXPECT_GT(result.report.mfu, 0);
+}
