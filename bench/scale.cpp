@@ -27,13 +27,14 @@ struct Goal {
   double max_peak_bytes;    // 0: no goal
 };
 
-// From the issue; megatron-529.6b has none of its own.
+// From the issue; megatron-529.6b and deepseek-v3 have none of their own.
 const Goal goals[] = {
     {"gpt3-175b-1024xh100", 1, 0},
     {"llama3-405b-16kxh100", 15, 2 * GiB},
     {"megatron-1t-3072xa100", 10, 0},
     {"megatron-529.6b-2520xa100", 0, 0},
     {"llama3-405b-98kxh100", 60, 8 * GiB},
+    {"deepseek-v3-2048xh800", 0, 0},  // issue 17: its EP64 all-to-alls as flows take long; no goal yet
 };
 
 struct Run {

@@ -177,6 +177,30 @@ TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
   EXPECT_EQ(c.scenario["parallelism"]["moe_token_dispatcher_type"], "alltoall");
   const Scenario s = fixtures::scenario_from(c.scenario);  // loads as written
   EXPECT_EQ(s.parallel.expert, 4);
+  EXPECT_FALSE(c.scenario["model"].contains("mlp_only_layers"));  // --moe-layer-freq 1: every layer MoE
+}
+
+// --moe-layer-freq as Megatron-Core reads it: an integer N makes layers 0, N,
+// 2N, ... MoE; a list expression gives each layer (1 MoE, 0 dense). The
+// dense ones become mlp_only_layers.
+TEST(FromMegatron, MoeLayerFrequencyGivesTheDenseLayers) {
+  const auto dense_layers = [](const std::string& frequency) {
+    const Converted c = from_megatron(
+        "--num-layers 6 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+        "--num-experts 8 --global-batch-size 16 --moe-layer-freq " + frequency,
+        "H100-SXM", "dgx-h100-superpod", 8);
+    EXPECT_EQ(c.result.code, 0) << c.result.err;
+    const Scenario s = fixtures::scenario_from(c.scenario);
+    std::vector<int64_t> dense;
+    for (int64_t layer = 0; layer < 6; ++layer)
+      if (!s.model.is_moe_layer(layer)) dense.push_back(layer);
+    return dense;
+  };
+  EXPECT_EQ(dense_layers("2"), (std::vector<int64_t>{1, 3, 5}));
+  EXPECT_EQ(dense_layers("3"), (std::vector<int64_t>{1, 2, 4, 5}));
+  EXPECT_EQ(dense_layers("[0]*2+[1]*4"), (std::vector<int64_t>{0, 1}));  // DeepSeek's first dense layers
+  EXPECT_EQ(dense_layers("([1]*2+[0])*2"), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(dense_layers("[1,0,1,1,0,1]"), (std::vector<int64_t>{1, 4}));
 }
 
 // CP 2 x TP 2 of 8 GPUs: DP 2, and the default global batch is micro x DP.
@@ -206,8 +230,13 @@ TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
   };
   EXPECT_THAT(error("--context-parallel-size 2 --cp-comm-type a2a"),
               HasSubstr("--cp-comm-type a2a: the all-to-all (Ulysses) exchange of heads is not simulated yet"));
-  EXPECT_THAT(error("--num-experts 8 --moe-layer-freq ([0]+[1]*3)"),
-              HasSubstr("--moe-layer-freq ([0]+[1]*3): models mixing dense and mixture-of-experts layers are not simulated yet"));
+  EXPECT_THAT(error("--num-experts 8 --moe-layer-freq ([0]+[1]*2)"),
+              HasSubstr("--moe-layer-freq: gives 3 layers, the model has 4 (--num-layers)"));
+  EXPECT_THAT(error("--num-experts 8 --moe-layer-freq [0]*2+[2]*2"),
+              HasSubstr("--moe-layer-freq: expected an integer or a list expression such as [0]*3+[1]*58, got "
+                        "'[0]*2+[2]*2': layer kinds are 0 (dense) or 1 (MoE), got 2"));
+  EXPECT_THAT(error("--num-experts 8 --moe-layer-freq [1]*99999999"), HasSubstr("more than 65536 layers"));
+  EXPECT_THAT(error("--num-experts 8 --moe-layer-freq 0"), HasSubstr("--moe-layer-freq: must be at least 1, got 0"));
   EXPECT_THAT(error("--recompute-granularity full --recompute-method block --recompute-num-layers 1"),
               HasSubstr("--recompute-method block: block with 1 of the 4 layers of each pipeline chunk: recomputing "
                         "some layers only is not simulated yet"));

@@ -22,6 +22,13 @@ std::vector<int> stage_layer_counts(const Scenario& scenario, const Workload& wo
 // one layer's time, unless a stage's fixed work alone exceeds that.
 std::vector<int> balance_layers(int layers, const std::vector<double>& extra_seconds, double layer_seconds);
 
+// Splits layers of the given times, in order, into consecutive runs, one a
+// stage (each of at least one layer, the stages' fixed work `extra_seconds`),
+// minimising the slowest stage: for layers of different kinds (dense and MoE).
+// Of the partitions achieving it, each stage takes as many layers as it can.
+std::vector<int> balance_layer_sequence(const std::vector<double>& layer_seconds,
+                                        const std::vector<double>& extra_seconds);
+
 // One micro-batch through a unit: forward, backward and recompute passes.
 double unit_seconds(const UnitWork& unit, const CostModel& cost_model, Dtype dtype);
 

@@ -57,8 +57,12 @@ struct Shard {
   bool sequence_parallel = false;
   bool fp8 = false;  // the layers' linear GEMMs read fp8 operands
   bool fp8_current_scaling = false;  // tensorwise recipe: an amax pass before each cast
-  int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;  // seq: the rank's tokens of each sequence (over CP)
+  int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;  // seq: the rank's tokens of each sequence (over CP); head_dim: of queries and keys
+  int64_t v_head_dim = 0;  // of values and the attention's output: head_dim but in latent attention
   int64_t heads = 0, kv_heads = 0, ffn = 0, vocab = 0;  // this rank's share
+  // Multi-head latent attention (kv_rank 0: a fused qkv projection): the
+  // widths of the query and key-value latents and of the rotary key all heads share.
+  int64_t q_rank = 0, kv_rank = 0, rope_dim = 0;
   double element_bytes = 0;  // e: activations, their HBM traffic and messages (bf16 in fp8 training too)
   // Mixture of experts (local_experts 0: a dense MLP of ffn). Each expert is
   // sharded over the TP ranks (expert_tensor_parallel_size = TP).
@@ -79,6 +83,10 @@ struct Shard {
   int64_t local_tokens() const { return sequence_parallel ? tokens() / tp : tokens(); }
   int64_t q_width() const { return heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
+  int64_t v_width() const { return kv_heads * v_head_dim; }
+  int64_t o_width() const { return heads * v_head_dim; }  // the attention's output: the proj linear's input
+  bool latent_attention() const { return kv_rank > 0; }
+  int64_t latent_width() const { return q_rank + kv_rank; }  // what latent attention's up-projections read, per token
   int64_t fc1_width() const { return (model.gated_mlp ? 2 : 1) * ffn; }  // SwiGLU fuses gate and up
   // The full activation, in bf16: the size of the TP collectives around a layer
   // (but fp8 all-gathers) and of pipeline messages.
@@ -131,6 +139,9 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
     return count / tp;
   };
   const bool fp8 = scenario.training.dtype == Dtype::fp8;
+  // Latent attention's queries and keys join a part without rotary positions
+  // and a rotary one; each head has its own keys and values (num_key_value_heads does not apply).
+  const bool latent = model.has_latent_attention();
   Shard shard{
       .model = model,
       .tp = tp,
@@ -140,11 +151,15 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .batch = scenario.training.micro_batch_size,
       .seq = scenario.training.seq_length / scenario.parallel.context,
       .hidden = model.hidden_size,
-      .head_dim = model.head_dim,
+      .head_dim = latent ? model.qk_nope_head_dim + model.qk_rope_head_dim : model.head_dim,
+      .v_head_dim = latent ? model.v_head_dim : model.head_dim,
       .heads = split(model.num_attention_heads, "num_attention_heads"),
-      .kv_heads = split(model.num_key_value_heads, "num_key_value_heads"),
+      .kv_heads = split(latent ? model.num_attention_heads : model.num_key_value_heads, "num_key_value_heads"),
       .ffn = split(model.intermediate_size, "intermediate_size"),
       .vocab = (model.vocab_size + tp - 1) / tp,  // Megatron pads the vocabulary to a multiple of tp
+      .q_rank = model.q_lora_rank,
+      .kv_rank = model.kv_lora_rank,
+      .rope_dim = model.qk_rope_head_dim,
       .element_bytes = fp8 ? kBf16Bytes : dtype_bytes(scenario.training.dtype),
       .cp = scenario.parallel.context,
       .cp_comm_type = scenario.parallel.cp_comm_type,
@@ -264,18 +279,27 @@ void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& 
 // (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward, TE's
 // _LayerNormLinear.backward). Reductions carry bf16; TE's fp8 linears
 // all-gather fp8 (their quantized input, and dY quantized before its gather).
+// The tensor crossing is `width` wide per token (the hidden size but in
+// latent attention); one that no linear reads (its rotary key) is gathered
+// in bf16 and not again for a weight gradient.
 enum class TpBoundary { enter, leave };
 
-void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, bool fp8_linears, Pass& forward, Pass& backward) {
-  if (x.tp == 1) return;
-  const double reduced_bytes = x.activation_tensor_bytes();
-  const double gathered_bytes = double(x.tokens()) * x.hidden * (fp8_linears ? kFp8Bytes : x.element_bytes);
+void add_tp_boundary_of_width(TpBoundary boundary, int count, int64_t width, const Shard& x, bool fp8_linears,
+                              Pass& forward, Pass& backward, bool linear_input = true) {
+  if (x.tp == 1 || count == 0) return;
+  const double reduced_bytes = double(x.tokens()) * width * x.element_bytes;
+  const double gathered_bytes = double(x.tokens()) * width * (fp8_linears ? kFp8Bytes : x.element_bytes);
   Pass& reducing = boundary == TpBoundary::enter ? backward : forward;
   Pass& gathering = boundary == TpBoundary::enter ? forward : backward;
   reducing.tp.push_back({x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, reduced_bytes});
   if (!x.sequence_parallel) return;
   gathering.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes});
-  if (boundary == TpBoundary::enter) backward.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes, true});
+  if (boundary == TpBoundary::enter && linear_input)
+    backward.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes, true});
+}
+
+void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, bool fp8_linears, Pass& forward, Pass& backward) {
+  add_tp_boundary_of_width(boundary, count, x.hidden, x, fp8_linears, forward, backward);
 }
 
 // ---- Transformer layer ----
@@ -283,9 +307,10 @@ void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, bool fp8_li
 std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
   const double e = x.element_bytes;
   if (flash_attention) {
-    // Megatron counts the full (non-causal) s×s products: 4·b·s²·h/t.
-    const double flops = 4.0 * x.batch * x.seq * x.seq * x.q_width();
-    const double bytes = double(x.tokens()) * 2 * (x.q_width() + x.kv_width()) * e;  // read q, k, v; write o
+    // Megatron counts the full (non-causal) s×s products: 4·b·s²·h/t, or
+    // 2·b·s²·heads·(qk + v head dims)/t where values are narrower (latent attention).
+    const double flops = 2.0 * x.batch * x.seq * x.seq * (x.q_width() + x.o_width());
+    const double bytes = double(x.tokens()) * (x.q_width() + x.kv_width() + x.v_width() + x.o_width()) * e;  // read q, k, v; write o
     // With context parallelism, one block per CP rank's K/V chunk. Under
     // causal load balancing every block is the work of a causal attention
     // over the rank's seq/CP tokens: the diagonal block is one, the others
@@ -302,8 +327,46 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
       MatMul{"attn_scores", x.seq, x.seq, x.head_dim, heads_batch, false},
       memory_op("softmax", scores, 2 * e),  // scale, mask and softmax fused
       memory_op("attn_dropout", scores, 2 * e + kMaskBytes),
-      MatMul{"attn_context", x.seq, x.head_dim, x.seq, heads_batch, false},
+      MatMul{"attn_context", x.seq, x.v_head_dim, x.seq, heads_batch, false},
   };
+}
+
+// Multi-head latent attention's projections from the normed input to the
+// heads' queries, keys and values (DeepSeek-V2 report, section 2.1;
+// Megatron-Core's MLASelfAttention): down-projections to the query latent
+// and to the key-value latent with the rotary key all heads share, each
+// replicated over TP (Megatron-Core's "duplicated" linears, on the
+// sequence-parallel rank's own tokens), the latents normed, then
+// column-parallel up-projections to this rank's heads (keys without their
+// rotary part, and values). Without a query latent (q_lora_rank 0) one
+// column-parallel query projection.
+std::vector<Step> latent_attention_projections(const Shard& x, bool norm_quantizes) {
+  const double e = x.element_bytes;
+  const int64_t local = x.local_tokens();
+  const auto linear = [&](const std::string& name, int64_t rows, int64_t n, int64_t k, bool input_from_norm) {
+    return MatMul{name, rows, n, k, 1, true, x.fp8, norm_quantizes && input_from_norm, x.fp8_current_scaling};
+  };
+  std::vector<Step> steps;
+  if (x.q_rank)
+    steps = {linear("q_down", local, x.q_rank, x.hidden, true), memory_op("q_norm", local * x.q_rank, 2 * e),
+             linear("q_up", x.tokens(), x.q_width(), x.q_rank, false)};
+  else
+    steps = {linear("q_proj", x.tokens(), x.q_width(), x.hidden, true)};
+  const int64_t kv_up_width = x.heads * (x.head_dim - x.rope_dim + x.v_head_dim);
+  steps.insert(steps.end(), {linear("kv_down", local, x.kv_rank + x.rope_dim, x.hidden, true),
+                             memory_op("kv_norm", local * x.kv_rank, 2 * e),
+                             linear("kv_up", x.tokens(), kv_up_width, x.kv_rank, false)});
+  return steps;
+}
+
+// Latent attention across TP: the up-projections enter the column-parallel
+// region from the latents (the query's from the layer input without a
+// query latent), and the rotary key crosses it too (every rank's heads read
+// it; sequence parallelism gathers it). The proj linear leaves it as usual.
+void add_latent_attention_collectives(const Shard& x, Pass& forward, Pass& backward) {
+  add_tp_boundary_of_width(TpBoundary::enter, 1, x.q_rank ? x.q_rank : x.hidden, x, x.fp8, forward, backward);
+  add_tp_boundary_of_width(TpBoundary::enter, 1, x.kv_rank, x, x.fp8, forward, backward);
+  add_tp_boundary_of_width(TpBoundary::enter, 1, x.rope_dim, x, false, forward, backward, false);
 }
 
 // The MLP's activation over `elements`: SwiGLU reads gate and up and writes one, GELU reads one and writes one.
@@ -423,9 +486,15 @@ std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
     return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, norm_quantizes && input_from_norm, x.fp8_current_scaling};
   };
 
-  std::vector<Step> steps = {norm, linear("qkv", x.q_width() + 2 * x.kv_width(), x.hidden, true)};
+  std::vector<Step> steps = {norm};
+  if (x.latent_attention()) {
+    const std::vector<Step> projections = latent_attention_projections(x, norm_quantizes);
+    steps.insert(steps.end(), projections.begin(), projections.end());
+  } else {
+    steps.push_back(linear("qkv", x.q_width() + 2 * x.kv_width(), x.hidden, true));
+  }
   steps.insert(steps.end(), core.begin(), core.end());
-  steps.insert(steps.end(), {linear("proj", x.hidden, x.q_width(), false), bias_dropout_add});
+  steps.insert(steps.end(), {linear("proj", x.hidden, x.o_width(), false), bias_dropout_add});
   if (x.moe()) {
     steps.push_back(memory_op("ln2", residual, 2 * e));  // the router reads it in bf16
     const std::vector<Step> moe = moe_steps(x);
@@ -440,9 +509,13 @@ std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
   return steps;
 }
 
+// Latent attention's norms of its latents, replicated over TP.
+double latent_norm_parameters(const Shard& x) { return (x.model.rms_norm ? 1 : 2) * double(x.latent_width()); }
+
 // Norm weights and biases; the row-parallel (proj, fc2) biases and the norms are replicated over TP.
+// (Latent attention is read without biases.)
 double layer_vector_parameters(const Shard& x) {
-  if (!x.model.linear_bias) return 2 * x.norm_parameters();
+  if (!x.model.linear_bias) return 2 * x.norm_parameters() + latent_norm_parameters(x);
   const double attention_biases = double(x.q_width() + 2 * x.kv_width()) + x.hidden;
   if (!x.moe()) return attention_biases + x.fc1_width() + x.hidden + 2 * x.norm_parameters();
   const double shared_biases = x.shared_ffn ? double(x.shared_fc1_width()) + x.hidden : 0;
@@ -462,12 +535,23 @@ double router_parameters(const Shard& x) {
   return h * x.model.num_experts + (x.model.shared_expert_intermediate_size ? h : 0);
 }
 
+// The attention's linears on one TP rank: qkv, or latent attention's
+// projections (latent_attention_projections; the down-projections whole on
+// every rank), then proj.
+double attention_linear_weights(const Shard& x) {
+  const double h = x.hidden;
+  if (!x.latent_attention()) return h * (x.q_width() + 2 * x.kv_width()) + double(x.o_width()) * h;
+  const double query = x.q_rank ? h * x.q_rank + double(x.q_rank) * x.q_width() : h * x.q_width();
+  const double key_value =
+      h * double(x.kv_rank + x.rope_dim) + double(x.kv_rank) * x.heads * (x.head_dim - x.rope_dim + x.v_head_dim);
+  return query + key_value + double(x.o_width()) * h;
+}
+
 double layer_linear_weights(const Shard& x) {
   const double h = x.hidden;
-  if (!x.moe())
-    return h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h + h * x.fc1_width() + double(x.ffn) * h;
+  if (!x.moe()) return attention_linear_weights(x) + h * x.fc1_width() + double(x.ffn) * h;
   const double shared = h * x.shared_fc1_width() + double(x.shared_ffn) * h;
-  return h * (x.q_width() + 2 * x.kv_width()) + double(x.q_width()) * h + shared +
+  return attention_linear_weights(x) + shared +
          double(x.local_experts) * (h * x.expert_fc1_width() + double(x.expert_ffn) * h);
 }
 
@@ -480,14 +564,18 @@ double layer_parameters(const Shard& x) {
 }
 
 // Inputs of qkv, proj, fc1 and fc2 (in an MoE layer: of the router, the
-// experts' and the shared experts' linears): what the weight gradients need.
+// experts' and the shared experts' linears; with latent attention, also the
+// latents its up-projections read, kept sequence-parallel-local as Megatron
+// keeps a column-parallel linear's input): what the weight gradients need.
 double linear_input_bytes(const Shard& x) {
+  const double latents = double(x.local_tokens()) * x.latent_width();
   if (!x.moe())
-    return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.q_width() + x.ffn));
+    return x.element_bytes *
+           (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.o_width() + x.ffn) + latents);
   const double rows = double(x.rank_expert_rows());
   const double shared = x.shared_ffn ? double(x.tokens()) * (x.hidden + x.shared_ffn) : 0;
-  return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * x.q_width() +
-                            rows * (x.hidden + x.expert_ffn) + shared);
+  return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * x.o_width() +
+                            rows * (x.hidden + x.expert_ffn) + shared + latents);
 }
 
 // What the MLP's activation (and an MoE layer's weighted sum of expert
@@ -506,9 +594,9 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   const double local_tokens = x.local_tokens();
   const double layer_input = local_tokens * x.hidden * x.element_bytes;
   if (training.recompute == Recompute::full) return layer_input;
-  const double norm_inputs = 2 * layer_input;
+  const double norm_inputs = 2 * layer_input + local_tokens * x.latent_width() * x.element_bytes;
   const double dropout_masks = 2 * local_tokens * x.hidden * kMaskBytes;
-  const double qkv_outputs = double(x.tokens()) * (x.q_width() + 2 * x.kv_width()) * x.element_bytes;
+  const double qkv_outputs = double(x.tokens()) * (x.q_width() + x.kv_width() + x.v_width()) * x.element_bytes;
   const double mlp_activation_inputs = mlp_activation_input_bytes(x);
   const bool scores_stored = !training.flash_attention && training.recompute == Recompute::none;
   // Softmax output, dropout mask and dropout output.
@@ -524,14 +612,13 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
   const double vector_parameters = layer_vector_parameters(x);
   work.backward_weight.ops.push_back(
       memory_op("norm_bias_wgrad", int64_t(vector_parameters), kGradAccumulateBytes));
-  if (x.moe()) {
-    add_tp_boundary(TpBoundary::enter, 1, x, x.fp8, work.forward, work.backward_input);  // qkv
-    add_tp_boundary(TpBoundary::leave, 1, x, x.fp8, work.forward, work.backward_input);  // proj
-    add_moe_collectives(x, work.forward, work.backward_input);
-  } else {
-    add_tp_boundary(TpBoundary::enter, 2, x, x.fp8, work.forward, work.backward_input);  // qkv, fc1
-    add_tp_boundary(TpBoundary::leave, 2, x, x.fp8, work.forward, work.backward_input);  // proj, fc2
-  }
+  // qkv (latent attention's projections: below) and proj; a dense MLP's fc1 and fc2.
+  const int dense_mlp = x.moe() ? 0 : 1;
+  add_tp_boundary(TpBoundary::enter, (x.latent_attention() ? 0 : 1) + dense_mlp, x, x.fp8, work.forward,
+                  work.backward_input);
+  add_tp_boundary(TpBoundary::leave, 1 + dense_mlp, x, x.fp8, work.forward, work.backward_input);
+  if (x.latent_attention()) add_latent_attention_collectives(x, work.forward, work.backward_input);
+  if (x.moe()) add_moe_collectives(x, work.forward, work.backward_input);
   add_cp_exchange(x, work.forward, false);
   add_cp_exchange(x, work.backward_input, true);
   if (training.recompute == Recompute::selective) {
@@ -601,23 +688,35 @@ double training_flops(const UnitWork& work) {
 Workload build_workload(const Scenario& scenario) {
   const Shard rank = make_shard(scenario, scenario.parallel.tensor);
   const TrainingConfig& training = scenario.training;
-  const double layers = scenario.model.num_layers;
+  const ModelConfig& model = scenario.model;
 
   Workload workload;
   workload.layer = layer_work(rank, training);
+  if (model.mixes_dense_and_moe_layers()) {
+    Shard dense = rank;
+    dense.local_experts = 0;  // an MLP intermediate_size wide, as in a model without experts
+    workload.dense_layer = layer_work(dense, training);
+    for (int64_t layer = 0; layer < model.num_layers; ++layer) workload.dense_layers.push_back(!model.is_moe_layer(layer));
+  }
   workload.embedding = embedding_work(rank);
   workload.head = head_work(rank);
-  workload.total_parameters = count_parameters(scenario.model).total;
+  workload.total_parameters = count_parameters(model).total;
 
+  // Layers of each kind; every layer is `layer` in a model not mixing them.
+  const double dense_layers = workload.dense_layers_among(0, int(workload.dense_layers.size()));
+  const double main_layers = double(model.num_layers) - dense_layers;
+  const double layer_flops = main_layers * training_flops(workload.layer) +
+                             (dense_layers ? dense_layers * training_flops(workload.dense_layer) : 0);
   // Every TP (and CP) rank of every micro-batch of the global batch.
   const double rank_micro_batches =
       double(rank.tp * rank.cp) * double(training.global_batch_size) / double(training.micro_batch_size);
   workload.model_flops_per_step =
-      rank_micro_batches * (layers * training_flops(workload.layer) + training_flops(workload.embedding) +
-                            training_flops(workload.head));
+      rank_micro_batches * (layer_flops + training_flops(workload.embedding) + training_flops(workload.head));
   // Only the transformer layers are recomputed.
   workload.hardware_flops_per_step =
-      workload.model_flops_per_step + rank_micro_batches * layers * workload.layer.recompute.flops();
+      workload.model_flops_per_step + rank_micro_batches * main_layers * workload.layer.recompute.flops();
+  if (dense_layers)
+    workload.hardware_flops_per_step += rank_micro_batches * dense_layers * workload.dense_layer.recompute.flops();
   workload.tokens_per_step = double(training.global_batch_size) * training.seq_length;
   if (scenario.parallel.grad_reduce_in_bf16) workload.grad_bytes_per_parameter = 2;
   // Megatron's scatter/gather optimisation: each TP rank sends its 1/t slice.
@@ -625,6 +724,11 @@ Workload build_workload(const Scenario& scenario) {
   workload.cp_exchange_buffer_bytes = cp_exchange_buffer_bytes(rank);
   workload.stage_layers = stage_layer_counts(scenario, workload);
   return workload;
+}
+
+int Workload::dense_layers_among(int first_layer, int layers) const {
+  if (dense_layers.empty()) return 0;
+  return int(std::count(dense_layers.begin() + first_layer, dense_layers.begin() + first_layer + layers, true));
 }
 
 StageUnits stage_units(const Workload& workload, int stage) {

@@ -82,7 +82,16 @@ struct UnitWork {
 };
 
 struct Workload {
-  UnitWork layer;      // one transformer layer
+  UnitWork layer;      // one transformer layer (in a model with experts, an MoE layer)
+  // A model mixing dense and MoE layers (DeepSeek's first_k_dense_replace,
+  // Qwen's mlp_only_layers): its dense layers' work, and which layers are
+  // dense (empty in any other model: every layer is `layer`).
+  UnitWork dense_layer;
+  std::vector<bool> dense_layers;
+  const UnitWork& layer_at(int index) const {
+    return !dense_layers.empty() && dense_layers[index] ? dense_layer : layer;
+  }
+  int dense_layers_among(int first_layer, int layers) const;  // of [first_layer, first_layer + layers)
   UnitWork embedding;  // first pipeline stage: token (and position) embedding
   UnitWork head;       // last pipeline stage: final norm, logits, cross-entropy
 

@@ -18,7 +18,7 @@ std::vector<ModelUnit> expand(const Workload& workload, const StageUnits& held) 
   std::vector<ModelUnit> units;
   if (held.embedding) units.push_back({&workload.embedding, -1});
   for (int layer = held.first_layer; layer < held.first_layer + held.layers; ++layer)
-    units.push_back({&workload.layer, layer});
+    units.push_back({&workload.layer_at(layer), layer});
   if (held.head) units.push_back({&workload.head, -1});
   return units;
 }
@@ -38,6 +38,17 @@ std::vector<std::vector<ModelUnit>> in_buckets(const Scenario& scenario, const s
 }
 
 std::vector<ModelUnit> reversed(const std::vector<ModelUnit>& units) { return {units.rbegin(), units.rend()}; }
+
+// Per pipeline rank: whether any of its stages holds an MoE layer.
+std::vector<bool> pipeline_ranks_holding_experts(const Workload& workload, int pipeline, int stages) {
+  std::vector<bool> holds(pipeline, false);
+  if (workload.layer.expert_parameters == 0) return holds;
+  for (int stage = 0; stage < stages; ++stage) {
+    const StageUnits held = stage_units(workload, stage);
+    if (workload.dense_layers_among(held.first_layer, held.layers) < held.layers) holds[stage % pipeline] = true;
+  }
+  return holds;
+}
 
 int parameter_servers(const Scenario& scenario) {
   const bool servers = scenario.parallel.dp_sync == DpSync::parameter_server && scenario.parallel.data > 1;
@@ -82,7 +93,7 @@ LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workl
       micro_batches(static_cast<int>(scenario.micro_batches())), stages(layout.pipeline * virtual_stages),
       zero_stage(scenario.parallel.zero_stage), servers(parameter_servers(scenario)),
       overlap_param_gather(scenario.parallel.overlap_param_gather && layout.data > 1), coords(rank_coords(layout)),
-      groups(make_groups(scenario, layout, servers)) {
+      groups(make_groups(scenario, layout, servers, pipeline_ranks_holding_experts(workload, layout.pipeline, stages))) {
   for (int stage = 0; stage < stages; ++stage) {
     stage_units_.push_back(expand(workload, stage_units(workload, stage)));
     reversed_stage_units_.push_back(reversed(stage_units_.back()));

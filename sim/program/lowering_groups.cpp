@@ -6,8 +6,8 @@ namespace {
 
 class GroupMaker {
 public:
-  GroupMaker(const Scenario& scenario, const RankLayout& layout, int servers)
-      : s_(scenario), layout_(layout), servers_(servers) {
+  GroupMaker(const Scenario& scenario, const RankLayout& layout, int servers, const std::vector<bool>& holds_experts)
+      : s_(scenario), layout_(layout), servers_(servers), holds_experts_(holds_experts) {
     for (auto kind : kGroupKinds) (g_.*kind).assign(layout.world_size(), -1);
   }
 
@@ -66,7 +66,8 @@ private:
 
   void make_expert_groups() {
     const int ep = static_cast<int>(s_.parallel.expert), expert_data = layout_.data / ep;
-    for (int pp = 0; pp < layout_.pipeline; ++pp)
+    for (int pp = 0; pp < layout_.pipeline; ++pp) {
+      if (!holds_experts_[pp]) continue;
       for (int tp = 0; tp < layout_.tensor; ++tp) {
         for (int block = 0; block < expert_data; ++block) {
           std::vector<int> ranks;
@@ -80,6 +81,7 @@ private:
           add(g_.expert_dp, CommDim::dp, "edp", ranks);
         }
       }
+    }
   }
 
   void make_context_groups() {
@@ -116,13 +118,15 @@ private:
   const Scenario& s_;
   const RankLayout& layout_;
   const int servers_;
+  const std::vector<bool>& holds_experts_;
   CommGroups g_;
 };
 
 }  // namespace
 
-CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers) {
-  return GroupMaker(scenario, layout, servers).make();
+CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers,
+                       const std::vector<bool>& holds_experts) {
+  return GroupMaker(scenario, layout, servers, holds_experts).make();
 }
 
 }  // namespace simtrain

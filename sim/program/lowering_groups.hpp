@@ -35,6 +35,9 @@ inline constexpr std::array kGroupKinds = {&CommGroups::tp,        &CommGroups::
                                            &CommGroups::expert_dp, &CommGroups::cp};
 
 // `servers`: the parameter-server hosts data-parallel groups synchronise through (0: none).
-CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers);
+// `holds_experts`: per pipeline rank, whether its stages hold MoE layers (a
+// rank of dense layers only, in a model mixing both, has no expert groups).
+CommGroups make_groups(const Scenario& scenario, const RankLayout& layout, int servers,
+                       const std::vector<bool>& holds_experts);
 
 }  // namespace simtrain

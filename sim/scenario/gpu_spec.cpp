@@ -44,16 +44,24 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // same README's later fp8 table). A100 keeps the earlier 267.9 of an older
 // software stack (the table now gives 271.2 with torch 2.6): the A100 rows
 // this project checks ran on 2021-22 software.
+// H800 (SXM): the H100 SXM's GH100 die, SMs, clocks, tensor peaks (bf16
+// 1,979 and fp8 3,958 TFLOP/s with sparsity, so 989 and 1,979 dense), 80 GB
+// of HBM3 at 3.35 TB/s, with NVLink cut to 400 GB/s (NVIDIA's H800 Tensor
+// Core GPU datasheet); the NVLink figure lives in its topology
+// (topologies/h800-ib-fat-tree.json). No matmul sweep of an H800 is
+// published: the H100 SXM's, the same silicon at the same clocks.
 // Rental price: the middle of the "specialty" providers' on-demand range
 // (Lambda, CoreWeave, Crusoe...: A100 80GB $1.10-1.50, H100 SXM5 $2.50-3.50,
 // H200 SXM5 $3.50-4.50 per GPU-hour; hyperscalers charge about 1.5x, long-tail
 // providers 0.7x) in the Mercatus GPU Index of May 2026
 // (mercatus-ai.com/blog/cloud-gpu-pricing). Prices move: a default, not a quote.
+// The H800 (sold in China only) has no price there: its costs are in GPU-hours.
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
       {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 267.9e12, 0, 1.30},
       {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 3.00},
       {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6, 794.5e12, 1453.4e12, 4.00},
+      {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 0},
   };
   return gpus;
 }

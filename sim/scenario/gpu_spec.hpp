@@ -29,7 +29,7 @@ struct GpuSpec {
   double rental_usd_per_gpu_hour = 0;
 };
 
-// The built-in table: A100-80GB, H100-SXM, H200 (spec-sheet figures).
+// The built-in table: A100-80GB, H100-SXM, H200, H800 (spec-sheet figures).
 const std::vector<GpuSpec>& builtin_gpus();
 // A built-in name, or a JSON object with the GpuSpec fields (every one
 // required but name, peak_fp8_tflops, the achievable matmul rates and

@@ -7,6 +7,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
+#include "sim/scenario/moe_layer_pattern.hpp"
 
 namespace simtrain {
 
@@ -241,8 +242,6 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   result.not_simulated = a.not_simulated;
   std::vector<std::string>& notes = result.notes;
 
-  if (a.has("--moe-layer-freq") && a.text("--moe-layer-freq") != "1")
-    a.refuse("--moe-layer-freq", "models mixing dense and mixture-of-experts layers are not simulated yet (only 1)");
 
   const int64_t layers = a.required_integer("--num-layers"), hidden = a.required_integer("--hidden-size"),
                 heads = a.required_integer("--num-attention-heads");
@@ -278,8 +277,14 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   model["linear_bias"] = !a.has("--disable-bias-linear");
   model["position_embedding"] = positions == "rope" ? "rotary" : "learned";
   model["tie_word_embeddings"] = !a.has("--untie-embeddings-and-output-weights");
-  if (const auto experts = a.integer("--num-experts")) {  // every layer a mixture of experts (--moe-layer-freq 1)
+  if (const auto experts = a.integer("--num-experts")) {
     model["num_experts"] = *experts;
+    // --moe-layer-freq's dense layers, as Qwen's mlp_only_layers lists them.
+    const std::vector<bool> moe = moe_layer_pattern(a.text("--moe-layer-freq").value_or("1"), layers, source, "--moe-layer-freq");
+    std::vector<int64_t> dense_layers;
+    for (int64_t layer = 0; layer < layers; ++layer)
+      if (!moe[layer]) dense_layers.push_back(layer);
+    if (!dense_layers.empty()) model["mlp_only_layers"] = dense_layers;
     model["num_experts_per_tok"] = a.integer("--moe-router-topk").value_or(2);
     model["moe_intermediate_size"] = a.integer("--moe-ffn-hidden-size").value_or(model["intermediate_size"].get<int64_t>());
     if (const auto shared = a.integer("--moe-shared-expert-intermediate-size"))

@@ -122,13 +122,23 @@ void parse_experts(JsonFields& f, ModelConfig& m) {
 
 }  // namespace
 
+namespace {
+// MoE by the position rules alone (first_k_dense_replace, decoder_sparse_step).
+bool moe_by_position(const ModelConfig& m, int64_t layer) {
+  return layer >= m.first_dense_layers && (layer + 1) % m.moe_layer_step == 0;
+}
+}  // namespace
+
+bool ModelConfig::is_moe_layer(int64_t layer) const {
+  return has_experts() && moe_by_position(*this, layer) &&
+         std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
+}
+
 // The layers from first_dense_layers on whose index + 1 is a multiple of the
 // step, counted without visiting each, less those dense_layers names.
 int64_t ModelConfig::moe_layer_count() const {
   if (!has_experts()) return 0;
-  const auto by_position = [&](int64_t layer) {
-    return layer >= first_dense_layers && (layer + 1) % moe_layer_step == 0;
-  };
+  const auto by_position = [&](int64_t layer) { return moe_by_position(*this, layer); };
   std::vector<int64_t> named = dense_layers;
   std::sort(named.begin(), named.end());
   named.erase(std::unique(named.begin(), named.end()), named.end());

@@ -48,7 +48,10 @@ struct ModelConfig {
   // A field added here is written by to_json too (tests/test_model_config.cpp stops compiling until it is).
 
   bool has_experts() const { return num_experts > 0; }
+  bool is_moe_layer(int64_t layer) const;  // 0-based index
   int64_t moe_layer_count() const;
+  // Some layers dense, the others MoE (DeepSeek's first three, Qwen's mlp_only_layers).
+  bool mixes_dense_and_moe_layers() const { return has_experts() && moe_layer_count() != num_layers; }
   bool has_latent_attention() const { return kv_lora_rank > 0; }
   bool operator==(const ModelConfig&) const = default;
 };

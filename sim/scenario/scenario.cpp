@@ -374,22 +374,10 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
 }
 
-// The workload builds layers with q/k/v attention, all dense or all MoE (one
-// layer's work stands for every layer): a model of another shape is refused,
-// never simulated as one it is not.
-void check_simulated(const ModelConfig& m, const RuleBroken& fail) {
-  if (m.has_experts() && m.moe_layer_count() != m.num_layers)
-    fail("model.num_experts", "a model mixing dense and mixture-of-experts layers is not simulated yet (issue 17): " +
-                                  str(m.moe_layer_count()) + " of its " + str(m.num_layers) + " layers are MoE");
-  if (m.has_latent_attention())
-    fail("model.kv_lora_rank", "multi-head latent attention is not simulated yet (issue 17)");
-}
-
 // Divisibility rules of Megatron-LM, then the size limits
 // (sim/scenario/scenario_limits.hpp).
 void check_consistency(Scenario& s, const std::string& file) {
   const RuleBroken fail{file};
-  check_simulated(s.model, fail);
   check_tensor_split(s.model, s.parallel, fail);
   resolve_pipeline_layout(s.model.num_layers, s.parallel, file);
   check_data_parallel(s, fail);

@@ -89,7 +89,9 @@ private:
     const StageUnits held = stage_units(w_, stage);
     std::vector<std::pair<const UnitWork*, int>> list;
     if (held.embedding) list.push_back({&w_.embedding, 1});
-    list.push_back({&w_.layer, held.layers});
+    const int dense = w_.dense_layers_among(held.first_layer, held.layers);
+    list.push_back({&w_.layer, held.layers - dense});
+    if (dense) list.push_back({&w_.dense_layer, dense});
     if (held.head) list.push_back({&w_.head, 1});
     return list;
   }

@@ -17,17 +17,19 @@ struct StageShare {
 
 StageShare stage_share(const Workload& w, const Scenario& s, int stage) {
   const StageUnits held = stage_units(w, stage);
-  const double layers = held.layers;
+  const double dense = w.dense_layers_among(held.first_layer, held.layers), layers = held.layers - dense;
   StageShare share{layers * w.layer.parameters, layers * w.layer.expert_parameters, layers * w.layer.activation_bytes,
                    layers * w.layer.weight_grad_activation_bytes};
-  auto add = [&](const UnitWork& unit) {
-    share.parameters += unit.parameters;
-    share.activation_bytes += unit.activation_bytes;
-    share.weight_grad_bytes += unit.weight_grad_activation_bytes;
+  auto add = [&](const UnitWork& unit, double count) {
+    share.parameters += count * unit.parameters;
+    share.expert_parameters += count * unit.expert_parameters;
+    share.activation_bytes += count * unit.activation_bytes;
+    share.weight_grad_bytes += count * unit.weight_grad_activation_bytes;
   };
-  if (held.embedding) add(w.embedding);
+  if (dense) add(w.dense_layer, dense);  // a model mixing dense and MoE layers
+  if (held.embedding) add(w.embedding, 1);
   if (held.head) {
-    add(w.head);
+    add(w.head, 1);
     // The last stage, unless it is the first too, keeps its own copy of tied word embeddings for the logits.
     if (s.model.tie_word_embeddings && !held.embedding) share.parameters += w.embedding.parameters;
   }
