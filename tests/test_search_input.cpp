@@ -155,12 +155,26 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
 
 // Pipeline 2 and micro-batch 1 on 4 GPUs: tensor 1 and 2 are simulated,
 // tensor 4 and 8 do not divide the GPU count.
+TEST(SearchInput, CostIsAtTheGpusRentalPriceWhereNoneIsGiven) {
+  const fixtures::CliResult r = fixtures::run_simtrain(small_search({"--vary", "pipeline_model_parallel_size=2"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cost in USD at $3.00/GPU-hour (H100-SXM)"));
+  const Scenario priced = load_scenario("tiny-4gpu");
+  EXPECT_TRUE(priced.cluster.default_price);
+  EXPECT_DOUBLE_EQ(priced.cluster.price_per_gpu_hour, 3.00);
+  const Scenario stated = load_scenario("tiny-4gpu", {"price_per_gpu_hour=2.5"});
+  EXPECT_FALSE(stated.cluster.default_price);
+  EXPECT_DOUBLE_EQ(stated.cluster.price_per_gpu_hour, 2.5);
+  EXPECT_FALSE(load_scenario("tiny-4gpu", {"gpu=H800"}).cluster.default_price);  // no rental price known
+}
+
 TEST(SearchInput, CostWithoutPricesIsInGpuHoursAndNeverNanOrInfinite) {
   fixtures::TemporaryDirectory directory("search-input");
   const std::string csv = (directory.path() / "all.csv").string(), json = (directory.path() / "all.json").string(),
                     svg = (directory.path() / "front.svg").string();
   const fixtures::CliResult r =
-      fixtures::run_simtrain(small_search({"--vary", "pipeline_model_parallel_size=2", "--vary", "micro_batch_size=1",
+      // H800: a GPU without a default rental price.
+      fixtures::run_simtrain(small_search({"--set", "gpu=H800", "--vary", "pipeline_model_parallel_size=2", "--vary", "micro_batch_size=1",
                                            "--objective", "cost", "--top", "0", "--csv", csv, "--json", json,
                                            "--pareto-svg", svg}));
   ASSERT_EQ(r.code, 0) << r.err;
