@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "live_command.hpp"
 #include "chakra_command.hpp"
+#include "live_command.hpp"
 #include "megatron_command.hpp"
 #include "process_world.hpp"
 #include "profile_plan.hpp"

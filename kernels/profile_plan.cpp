@@ -91,8 +91,8 @@ std::vector<ProfileItem> profile_plan(const std::vector<Scenario>& scenarios, bo
     }
     const KernelContext context = kernel_context(scenario);
     for (const Op& op : ops)
-      if (planned.insert({{op.name, op.shape}, op_dtype(op, dtype)}).second)
-        plan.push_back({op, op_dtype(op, dtype), kernel_call(op, dtype, context)});
+      if (const Dtype runs_in = op_dtype(op, dtype); planned.insert({{op.name, op.shape}, runs_in}).second)
+        plan.push_back({op, runs_in, kernel_call(op, dtype, context)});
   }
   return plan;
 }

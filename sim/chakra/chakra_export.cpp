@@ -8,8 +8,8 @@
 #include <google/protobuf/util/delimited_message_util.h>
 #include <nlohmann/json.hpp>
 
-#include "sim/base/input_error.hpp"
 #include "sim/base/atomic_file.hpp"
+#include "sim/base/input_error.hpp"
 #include "sim/base/output_files.hpp"
 #include "sim/chakra/et_def.pb.h"
 #include "sim/program/trace.hpp"
@@ -52,12 +52,9 @@ public:
   }
 
 private:
-  // Ids of the nodes standing for `count` collectives: the task's id for the
-  // first, then ids after every task id of the Program.
-  uint64_t repeat_id(const Task& task, int repeat) {
-    if (repeat == 0) return uint64_t(task.id);
-    return program_.tasks.size() + extra_ids_++;
-  }
+  // The id of a node repeating a task's collective (the first node has the
+  // task's id): ids after every task id of the Program.
+  uint64_t next_repeat_id() { return program_.tasks.size() + extra_ids_++; }
 
   void add_task(const Task& task, std::vector<chakra::Node>& nodes) {
     chakra::Node node;
@@ -93,7 +90,7 @@ private:
     nodes.push_back(node);
     for (int repeat = 1; repeat < task.count; ++repeat) {
       chakra::Node next = nodes.back();
-      next.set_id(repeat_id(task, repeat));
+      next.set_id(next_repeat_id());
       next.set_name(node.name() + " #" + std::to_string(repeat + 1));
       next.clear_data_deps();
       next.clear_ctrl_deps();

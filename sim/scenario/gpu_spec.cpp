@@ -66,10 +66,15 @@ const std::vector<GpuSpec>& builtin_gpus() {
   return gpus;
 }
 
+const GpuSpec* builtin_gpu(const std::string& name) {
+  for (const GpuSpec& gpu : builtin_gpus())
+    if (gpu.name == name) return &gpu;
+  return nullptr;
+}
+
 GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, const std::string& field) {
   if (value.is_string()) {
-    for (const GpuSpec& gpu : builtin_gpus())
-      if (gpu.name == value.get<std::string>()) return gpu;
+    if (const GpuSpec* gpu = builtin_gpu(value.get<std::string>())) return *gpu;
     std::string names;
     for (const GpuSpec& gpu : builtin_gpus()) names += (names.empty() ? "" : ", ") + gpu.name;
     throw InputError(file, field, "unknown GPU '" + value.get<std::string>() + "' (known: " + names + ")");

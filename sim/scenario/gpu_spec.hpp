@@ -31,6 +31,8 @@ struct GpuSpec {
 
 // The built-in table: A100-80GB, H100-SXM, H200, H800 (spec-sheet figures).
 const std::vector<GpuSpec>& builtin_gpus();
+// The built-in GPU of that name, or null.
+const GpuSpec* builtin_gpu(const std::string& name);
 // A built-in name, or a JSON object with the GpuSpec fields (every one
 // required but name, peak_fp8_tflops, the achievable matmul rates and
 // rental_usd_per_gpu_hour). Throws InputError naming the field.

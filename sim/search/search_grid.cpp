@@ -153,13 +153,6 @@ private:
     if (candidates.empty()) throw InputError("search", "", none + grid_text(grid_.counts));
   }
 
-  // A built-in GPU's rental price; 0 for a custom GPU or one without a price.
-  static double builtin_rental_price(const std::string& gpu) {
-    for (const GpuSpec& spec : builtin_gpus())
-      if (spec.name == gpu) return spec.rental_usd_per_gpu_hour;
-    return 0;
-  }
-
   void set_prices() {
     gpu_types_ = req_.gpu_types.empty() ? std::vector<std::string>{req_.base.cluster.gpu.name} : req_.gpu_types;
     gpu_counts_ = req_.gpu_counts.empty() ? std::vector<int64_t>{req_.base.cluster.num_gpus} : req_.gpu_counts;
@@ -170,8 +163,8 @@ private:
         grid_.prices[gpu] = given->second;
       else if (gpu == req_.base.cluster.gpu.name && req_.base.cluster.price_per_gpu_hour > 0)
         grid_.prices[gpu] = req_.base.cluster.price_per_gpu_hour;
-      else if (const double rental = builtin_rental_price(gpu); rental > 0)
-        grid_.prices[gpu] = rental;  // its rental price (gpu_spec.cpp)
+      else if (const GpuSpec* spec = builtin_gpu(gpu); spec && spec->rental_usd_per_gpu_hour > 0)
+        grid_.prices[gpu] = spec->rental_usd_per_gpu_hour;  // its rental price (gpu_spec.cpp)
       else
         all_priced = false;
     }
