@@ -100,6 +100,11 @@ TEST(Cli, ProfileNeedsOutOrList) {
   EXPECT_NE(run({"profile", "tiny-4gpu", "--list", "--out", "x.json"}).code, 0);
 }
 
+TEST(Cli, ExportChakraIntoAMissingFolderIsRefusedNamingTheFile) {
+  expect_input_error(run({"export-chakra", "tiny-4gpu", "/nonexistent-simtrain-folder/trace"}),
+                     "OUT_PREFIX (rank 0): /nonexistent-simtrain-folder/trace.0.et: no such folder");
+}
+
 TEST_F(CliTest, SimulateWritesReportAndTrace) {
   const CliResult r = run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json"), "--trace",
                            path("trace.json")});

@@ -243,6 +243,12 @@ const BadCase bad_cases[] = {
        s["cluster"]["gpu"]["achievable_matmul_bf16_tflops"] = 1000;
      },
      "cluster.gpu.achievable_matmul_bf16_tflops", "must be at most peak_bf16_tflops (989), got 1000"},
+    {"custom_gpu_renting_below_zero",
+     [](json& s) {
+       s["cluster"]["gpu"] = custom_gpu();
+       s["cluster"]["gpu"]["rental_usd_per_gpu_hour"] = -1;
+     },
+     "cluster.gpu.rental_usd_per_gpu_hour", "must be a finite number of at least 0, got -1"},
     {"unknown_topology", [](json& s) { s["cluster"]["topology"] = "my-cluster"; }, "cluster.topology",
      "unknown topology 'my-cluster' (built in: dgx-a100-superpod, dgx-h100-superpod"},
     {"fp8_on_a100",
