@@ -134,7 +134,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     out << app.help();  // the subcommand's help, when one was named
     return 0;
   } catch (const CLI::ParseError& e) {
-    if (launcher_rank() != 0) return e.get_exit_code() == 0 ? 0 : 2;  // under mpirun, rank 0 says it once
+    if (launcher_rank() != 0) return kQuietRankExitCode;  // under mpirun, rank 0 says it once
     if (e.get_exit_code() == 0) return app.exit(e, out, err);
     err << "simtrain: " << e.what() << "\n";
     return 2;

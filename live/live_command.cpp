@@ -60,7 +60,7 @@ int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
   try {
     if (!fault_.empty()) request_.fault = parse_injected_fault(fault_, "--inject-fault");
   } catch (const InputError&) {
-    if (launcher_rank() != 0) return 2;
+    if (launcher_rank() != 0) return kQuietRankExitCode;
     throw;
   }
   const std::unique_ptr<ProcessWorld> world = join_process_world(nullptr, nullptr);
@@ -69,10 +69,10 @@ int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
   try {
     return run_live(request_, *world, out, err);
   } catch (const InputError&) {
-    if (world->rank() != 0) return 2;
+    if (world->rank() != 0) return kQuietRankExitCode;
     throw;
   } catch (const AgreedLiveError&) {
-    if (world->rank() != 0) return 1;
+    if (world->rank() != 0) return kQuietRankExitCode;
     throw;
   }
 }

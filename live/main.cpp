@@ -20,8 +20,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Under mpirun every process has the same command line: the first one says what is wrong with it.
-    const int code = simtrain::launcher_rank() == 0 ? app.exit(e) : e.get_exit_code();
-    return code == 0 ? 0 : 2;
+    if (simtrain::launcher_rank() != 0) return simtrain::kQuietRankExitCode;
+    return app.exit(e) == 0 ? 0 : 2;
   }
   return commands.run(simtrain::command_line(argc, argv), std::cout, std::cerr);
 }

@@ -50,6 +50,10 @@ std::string grouped_by_rank(const std::map<int, std::string>& by_rank, int world
 // PMI_RANK, SLURM_PROCID); 0 without one. A command-line error is the same
 // on every rank: the process of rank 0 alone prints it.
 int launcher_rank();
+// The exit code of a rank other than 0 that refuses what every rank refuses:
+// 0, because rank 0 says why and its exit code is the job's. A non-zero code
+// here would make mpirun abort rank 0 before it had said anything.
+constexpr int kQuietRankExitCode = 0;
 // The first of these environment variables that holds a rank (a
 // non-negative integer); 0 where none does.
 int rank_from_environment(std::initializer_list<const char*> variables);
