@@ -16,6 +16,7 @@
 #include "sim/base/text_format.hpp"
 #include "sim/engine/simulate.hpp"
 #include "sim/model/cost_model.hpp"
+#include "sim/model/workload.hpp"
 #include "sim/network/collective_plan.hpp"
 #include "sim/network/fabric.hpp"
 
@@ -108,6 +109,40 @@ void nemo_h100(RowGroup& h100) {
   }
 }
 
+// Korthikanti's Table 4 (the 22B model, no recompute, no sequence
+// parallelism): one layer's forward and backward on one TP rank. Predicted:
+// the layer's ops back to back, plus its TP collectives over the node's 8
+// GPUs in closed form; those Megatron overlaps with compute (`overlapped`)
+// are not added, so the backward is a lower bound when they outlast it.
+void korthikanti_per_layer(RowGroup& a100) {
+  const nlohmann::json published = validation_file("korthikanti_2022.json")["per_layer"];
+  const Scenario scenario = load_scenario("korthikanti-22b-8xa100", {"recompute_granularity=none"});
+  const Workload workload = build_workload(scenario);
+  const RooflineModel model(scenario.cluster.gpu);
+  const Fabric fabric(scenario.cluster.topology, static_cast<int>(scenario.cluster.num_gpus));
+  const std::vector<int> tp_group = {0, 1, 2, 3, 4, 5, 6, 7};
+  const auto blocking_tp_seconds = [&](const Pass& pass) {
+    double seconds = 0;
+    for (const TpCollectives& c : pass.tp)
+      if (!c.overlapped)
+        seconds += closed_form_seconds(plan_collective(c.kind, tp_group, c.bytes, c.count, Algorithm::ring, fabric),
+                                       fabric);
+    return seconds;
+  };
+  const UnitWork& layer = workload.layer;
+  const Dtype dtype = scenario.training.dtype;
+  const double forward_compute = accumulate_op_seconds(0, model, layer.forward.ops, dtype);
+  const double forward_tp = blocking_tp_seconds(layer.forward);
+  const double backward_compute = accumulate_op_seconds(
+      accumulate_op_seconds(0, model, layer.backward_input.ops, dtype), model, layer.backward_weight.ops, dtype);
+  const double backward_tp = blocking_tp_seconds(layer.backward_input) + blocking_tp_seconds(layer.backward_weight);
+  table_header("Korthikanti et al. 2022 Table 4 (22B, TP 8, no recompute): one layer on one GPU, ms");
+  a100.row("korthikanti-22b-8xa100 layer forward", 1e3 * (forward_compute + forward_tp), published["forward_ms"].get<double>(),
+           format("compute %.2f ms", 1e3 * forward_compute) + format(" + TP %.2f ms", 1e3 * forward_tp));
+  a100.row("korthikanti-22b-8xa100 layer backward", 1e3 * (backward_compute + backward_tp), published["backward_ms_no_recompute"].get<double>(),
+           format("compute %.2f ms", 1e3 * backward_compute) + format(" + blocking TP %.2f ms", 1e3 * backward_tp));
+}
+
 // NCCL's bus bandwidth (nccl-tests: busbw = algbw x 2(n-1)/n for all-reduce)
 // of the collective model, for a lone all-reduce of growing size.
 void nccl_bus_bandwidth() {
@@ -169,6 +204,8 @@ int main() {
   megatron_sc21(a100);
   std::printf("\n");
   korthikanti(a100);
+  std::printf("\n");
+  korthikanti_per_layer(a100);
   a100.print("A100 rows (goal: each within 5 %)", 5);
   nemo_h100(h100);
   h100.print("H100 fp8 rows (goal: each within 10 %)", 10);
