@@ -121,6 +121,58 @@ TEST(ContextParallel, RingAttentionRunsTheAttentionFlopsOverCpOnEveryRank) {
   EXPECT_EQ(attention_ops(w1.layer.forward)[0].flops, 4.0 * seq * seq * 512);
 }
 
+// Ulysses (a2a): each rank runs one causal attention over the whole sequence
+// with 1/CP of the heads, the same FLOPs as ring attention's CP blocks and
+// one block's HBM traffic.
+TEST(ContextParallel, UlyssesRunsOneAttentionOverTheWholeSequenceWithHeadsOverCp) {
+  const Workload w1 = build_workload(cp_scenario(1, 1, 1, 1));
+  const std::vector<Op> full = attention_ops(w1.layer.forward);
+  ASSERT_EQ(full.size(), 1u);
+  for (int cp : {2, 4, 8}) {
+    const Workload w = build_workload(cp_scenario(1, 1, 1, cp, "a2a"));
+    const Workload ring = build_workload(cp_scenario(1, 1, 1, cp, "p2p"));
+    for (const auto pass : {&UnitWork::forward, &UnitWork::backward_input}) {
+      const std::vector<Op> ops = attention_ops(w.layer.*pass);
+      ASSERT_EQ(ops.size(), 1u);
+      EXPECT_EQ(ops[0].shape, (std::vector<int64_t>{1, 8 / cp, 512, 64}));
+      EXPECT_EQ(ops[0].flops, total_flops(attention_ops(ring.layer.*pass)));
+      EXPECT_EQ(ops[0].flops, attention_ops(w1.layer.*pass)[0].flops / cp);
+      EXPECT_EQ(ops[0].bytes, attention_ops(ring.layer.*pass)[0].bytes);
+    }
+    EXPECT_DOUBLE_EQ(w.model_flops_per_step, w1.model_flops_per_step);
+  }
+}
+
+// TP 2 x CP 2 (a2a): per layer, blocking all-to-alls on the CP group of what
+// each rank holds (256 tokens x 4 heads of 64 per TP rank, bf16): Q, K, V
+// (3 x 128 KiB) then the output (128 KiB) forward; backward the output with
+// its gradient, then dQ, dK, dV; the selective recompute's attention again
+// as forward. (Like TP's, a pass's blocking collectives follow its compute,
+// ordered by size.)
+TEST(ContextParallel, UlyssesExchangesHeadsForTheSequenceAroundAttention) {
+  nlohmann::json doc = cp_json(2, 1, 1, 2, "a2a");
+  doc["training"]["recompute_granularity"] = "selective";
+  const Scenario s = fixtures::scenario_from(doc);
+  const Program p = build_program(s, build_workload(s));
+  const std::string group = p.groups[cp_group_of(p, 1)].name;
+  std::map<TaskKind, std::vector<std::string>> exchanges;  // pass -> names
+  TaskKind pass = TaskKind::F;
+  for (int id : p.rank_tasks(1)) {
+    const Task& t = p.tasks[id];
+    if (is_model_pass(t.kind)) pass = t.kind;
+    if (t.dim != CommDim::cp) continue;
+    EXPECT_EQ(t.kind, TaskKind::ALLTOALL);
+    EXPECT_EQ(t.stream, Stream::compute);
+    EXPECT_EQ(p.groups[t.group].ranks, (std::vector<int>{1, 3}));
+    if (t.microbatch == 0) exchanges[pass].push_back(task_name(p, t));
+  }
+  const std::string qkv = "alltoall " + group + " heads 384KiB x4", out = "alltoall " + group + " heads 128KiB x4";
+  const std::string out_and_gradient = "alltoall " + group + " heads 256KiB x4";
+  EXPECT_EQ(exchanges, (std::map<TaskKind, std::vector<std::string>>{{TaskKind::F, {out, qkv}},
+                                                                      {TaskKind::R, {out, qkv}},
+                                                                      {TaskKind::B, {out_and_gradient, qkv}}}));
+}
+
 // TP 2 x CP 2 x DP 2 (Megatron's tp-cp-dp order): CP groups are TP-strided
 // ({0, 2}, {1, 3}, ...); gradients are reduced over DP x CP ({0, 2, 4, 6}).
 // Ring attention passes each rank's K/V chunk (2 x 256 tokens x 4 heads x 64
@@ -197,7 +249,10 @@ TEST(ContextParallel, ContextParallelProgramsHoldTogether) {
   selective["training"]["recompute_granularity"] = "selective";
   nlohmann::json sequence_parallel = cp_json(2, 1, 1, 4);
   sequence_parallel["parallelism"]["sequence_parallel"] = true;
-  for (const nlohmann::json& doc : {cp_json(1, 1, 1, 4), cp_json(2, 2, 2, 2), zero1, selective, sequence_parallel}) {
+  nlohmann::json ulysses = cp_json(2, 2, 1, 2, "a2a");
+  ulysses["training"]["recompute_granularity"] = "selective";
+  for (const nlohmann::json& doc :
+       {cp_json(1, 1, 1, 4), cp_json(2, 2, 2, 2), zero1, selective, sequence_parallel, ulysses, cp_json(1, 1, 2, 8, "a2a")}) {
     const Scenario s = fixtures::scenario_from(doc);
     const Workload w = build_workload(s);
     const Program p = build_program(s, w);
@@ -217,7 +272,7 @@ TEST(ContextParallel, MemoryPerGpuDividesActivationsByCpAndAddsTheRingsBuffers) 
   const double h = 512, vocab = 4096, layers = 4;
   const double parameters = layers * (12 * h * h + 13 * h) + (vocab + 512) * h + 2 * h;
   for (const auto& [cp, comm_type] : std::vector<std::pair<int, std::string>>{{1, "p2p"}, {2, "p2p"}, {4, "p2p"},
-                                                                             {2, "all_gather"}}) {
+                                                                             {2, "all_gather"}, {2, "a2a"}}) {
     nlohmann::json doc = cp_json(1, 1, 2, cp, comm_type);
     doc["parallelism"]["zero_stage"] = 1;
     const Scenario s = fixtures::scenario_from(doc);
@@ -225,7 +280,11 @@ TEST(ContextParallel, MemoryPerGpuDividesActivationsByCpAndAddsTheRingsBuffers) 
     const Program p = build_program(s, w);
     SCOPED_TRACE(std::to_string(cp) + " " + comm_type);
     const double t = 512.0 / cp, chunk = 2 * t * h * 2;
-    const double buffers = cp == 1 ? 0 : comm_type == "p2p" ? 4 * chunk : 2 * cp * chunk;
+    // a2a: the backward's output and its gradient received, dQ, dK, dV to send: 5·t·h bf16.
+    const double buffers = cp == 1                    ? 0
+                           : comm_type == "p2p"        ? 4 * chunk
+                           : comm_type == "all_gather" ? 2 * cp * chunk
+                                                       : 5 * t * h * 2;
     const MemoryBreakdown m = memory_for_rank(s, w, p, 1);
     EXPECT_EQ(parameters_on_rank(s, w, p, 1), parameters);
     EXPECT_DOUBLE_EQ(m.activations_bytes, layers * 34 * t * h + t * vocab * 4 + t * h * 2 + buffers);
@@ -246,7 +305,11 @@ TEST(ContextParallel, BadContextFieldsAreRefusedNamingTheField) {
             "test.json: cluster.num_gpus: must be a multiple of tensor x pipeline x context parallel size (2), got 5");
   EXPECT_EQ(with(cp_json(1, 1, 1, 1), "parallelism", {{"cp_comm_type", "all_gather"}}),
             "test.json: parallelism.cp_comm_type: is only used with context_parallel_size > 1");
-  EXPECT_EQ(with(cp2, "parallelism", {{"cp_comm_type", "a2a"}}).rfind("test.json: parallelism.cp_comm_type: ", 0), 0u);
+  EXPECT_EQ(with(cp2, "parallelism", {{"cp_comm_type", "ring"}}).rfind("test.json: parallelism.cp_comm_type: ", 0), 0u);
+  // The test GPT's 8 heads: 4 per TP rank at TP 2, which CP 8 cannot split.
+  EXPECT_EQ(fixtures::scenario_error(cp_json(2, 1, 1, 8, "a2a")),
+            "test.json: parallelism.cp_comm_type: a2a splits each TP rank's heads over the CP ranks: "
+            "context_parallel_size 8 must divide its 4 attention heads and 4 key-value heads");
   EXPECT_EQ(with(cp_json(1, 1, 1, 8), "training", {{"seq_length", 504}}),
             "test.json: training.seq_length: must be a multiple of 2 x context_parallel_size (16): the load-balanced "
             "split gives each rank two chunks, got 504");

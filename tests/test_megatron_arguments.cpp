@@ -217,6 +217,13 @@ TEST(FromMegatron, ContextParallelFlagsBecomeTheScenariosFields) {
   const Scenario s = fixtures::scenario_from(c.scenario);  // loads as written
   EXPECT_EQ(s.parallel.context, 2);
   EXPECT_EQ(s.parallel.data, 2);
+  // Ulysses: TE's all-to-all of heads.
+  const Converted ulysses = from_megatron(
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+      "--position-embedding-type rope --tensor-model-parallel-size 2 --context-parallel-size 2 --cp-comm-type a2a",
+      "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(ulysses.result.code, 0) << ulysses.result.err;
+  EXPECT_EQ(fixtures::scenario_from(ulysses.scenario).parallel.cp_comm_type, CpCommType::a2a);
 }
 
 TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
@@ -228,8 +235,9 @@ TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
     EXPECT_EQ(c.result.out, "") << more;
     return c.result.err;
   };
-  EXPECT_THAT(error("--context-parallel-size 2 --cp-comm-type a2a"),
-              HasSubstr("--cp-comm-type a2a: the all-to-all (Ulysses) exchange of heads is not simulated yet"));
+  EXPECT_THAT(error("--context-parallel-size 2 --cp-comm-type a2a+p2p"),
+              HasSubstr("--cp-comm-type a2a+p2p: a2a+p2p (all-to-all within CP sub-groups, ring attention across "
+                        "them) is not simulated yet"));
   EXPECT_THAT(error("--num-experts 8 --moe-layer-freq ([0]+[1]*2)"),
               HasSubstr("--moe-layer-freq: gives 3 layers, the model has 4 (--num-layers)"));
   EXPECT_THAT(error("--num-experts 8 --moe-layer-freq [0]*2+[2]*2"),

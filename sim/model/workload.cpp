@@ -317,7 +317,10 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
     // are full blocks of half its size (both chunks of Q against the earlier
     // chunk of K/V, or the later chunk of Q against both), so each rank runs
     // 1/CP of the whole causal attention. all_gather runs the same products
-    // against the gathered K/V.
+    // against the gathered K/V. a2a runs one causal attention over the whole
+    // sequence with 1/CP of the heads: CP blocks' products, one block's bytes.
+    if (x.cp_comm_type == CpCommType::a2a)
+      return {Op{"attn", OpClass::attention, {x.batch, x.heads / x.cp, x.seq * x.cp, x.head_dim}, flops * double(x.cp), bytes}};
     const Op block{"attn", OpClass::attention, {x.batch, x.heads, x.seq, x.head_dim}, flops, bytes};
     return std::vector<Step>(x.cp, block);
   }
@@ -455,8 +458,19 @@ void add_moe_collectives(const Shard& x, Pass& forward, Pass& backward) {
 // a ring all-gather, and of a ring reduce-scatter for dK/dV, run beside the
 // pass). all_gather: the K/V of the whole sequence gathered before attention
 // (and again for the backward), dK/dV reduce-scattered after it, blocking.
+// a2a (Transformer Engine's AttnFuncWithCPAndQKVOA2A): blocking all-to-alls
+// of the rank's tensors, each rank sending what the others' heads need:
+// Q, K, V before attention and its output after it; backward, the output
+// with its gradient before, then dQ, dK, dV after.
 void add_cp_exchange(const Shard& x, Pass& pass, bool gradients) {
   if (x.cp == 1) return;
+  if (x.cp_comm_type == CpCommType::a2a) {
+    const double qkv_bytes = double(x.tokens()) * (x.q_width() + x.kv_width() + x.v_width()) * x.element_bytes;
+    const double out_bytes = double(x.tokens()) * x.o_width() * x.element_bytes;
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, gradients ? 2 * out_bytes : qkv_bytes, false, LayerGroup::context});
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, gradients ? qkv_bytes : out_bytes, false, LayerGroup::context});
+    return;
+  }
   const double gathered = double(x.cp) * x.kv_chunk_bytes();
   const bool overlapped = x.cp_comm_type == CpCommType::p2p;
   pass.tp.push_back({TaskKind::ALLGATHER, 1, gathered, overlapped, LayerGroup::context});
@@ -465,9 +479,12 @@ void add_cp_exchange(const Shard& x, Pass& pass, bool gradients) {
 
 // What the exchange holds while one layer's attention runs: p2p's double
 // buffers (the chunk being sent and the one arriving), of K/V forward and of
-// K/V with dK/dV backward; all_gather's gathered K/V and dK/dV.
+// K/V with dK/dV backward; all_gather's gathered K/V and dK/dV; a2a's
+// backward, the output and its gradient received and dQ, dK, dV to send.
 double cp_exchange_buffer_bytes(const Shard& x) {
   if (x.cp == 1) return 0;
+  if (x.cp_comm_type == CpCommType::a2a)
+    return double(x.tokens()) * (2 * x.o_width() + x.q_width() + x.kv_width() + x.v_width()) * x.element_bytes;
   const double chunks = x.cp_comm_type == CpCommType::p2p ? 2 * 2 : 2 * double(x.cp);
   return chunks * x.kv_chunk_bytes();
 }

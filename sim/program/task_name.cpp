@@ -32,14 +32,15 @@ std::string transfer_name(const Task& t) {
 }
 
 // "allreduce tp5 24MiB x9", "allreduce dp3 1GiB ring", "push ps2 1GiB" (through parameter servers),
-// "allgather cp4 kv p2p 8MiB x8" (context parallelism's K/V; p2p: ring attention's, beside the pass).
+// "allgather cp4 kv p2p 8MiB x8" (context parallelism's K/V; p2p: ring attention's, beside the pass),
+// "alltoall cp4 heads 8MiB x8" (a2a's exchange of the sequence split for the heads').
 std::string collective_name(const Program& program, const Task& t) {
   const Group& group = program.groups[t.group];
   std::string name =
       group.servers == 0 ? to_lower(to_string(t.kind)) : t.kind == TaskKind::REDUCESCATTER ? "push" : "pull";
   name.append(" ").append(group.name);
   if (group.dim == CommDim::cp) {
-    name.append(t.kind == TaskKind::REDUCESCATTER ? " dkv" : " kv");
+    name.append(t.kind == TaskKind::ALLTOALL ? " heads" : t.kind == TaskKind::REDUCESCATTER ? " dkv" : " kv");
     if (t.stream == Stream::tp_overlap) name.append(" p2p");
   }
   name.append(" ").append(format_bytes(t.bytes));

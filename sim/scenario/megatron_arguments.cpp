@@ -319,8 +319,9 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   }
   if (cp > 1) parallelism["context_parallel_size"] = cp;
   if (const auto type = a.choice("--cp-comm-type", {"p2p", "all_gather", "a2a", "a2a+p2p"})) {
-    if (type->starts_with("a2a"))
-      a.refuse("--cp-comm-type", "the all-to-all (Ulysses) exchange of heads is not simulated yet (p2p, all_gather)");
+    if (*type == "a2a+p2p")
+      a.refuse("--cp-comm-type", "a2a+p2p (all-to-all within CP sub-groups, ring attention across them) is not simulated "
+                                 "yet (p2p, all_gather, a2a)");
     if (cp > 1)
       parallelism["cp_comm_type"] = *type;
     else

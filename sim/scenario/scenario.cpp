@@ -49,7 +49,14 @@ std::string to_string(MoeDispatcher dispatcher) {
   return dispatcher == MoeDispatcher::alltoall ? "alltoall" : "allgather";
 }
 
-std::string to_string(CpCommType type) { return type == CpCommType::p2p ? "p2p" : "all_gather"; }
+std::string to_string(CpCommType type) {
+  switch (type) {
+    case CpCommType::p2p: return "p2p";
+    case CpCommType::all_gather: return "all_gather";
+    case CpCommType::a2a: return "a2a";
+  }
+  return "?";
+}
 
 std::string to_string(DpSync sync) {
   switch (sync) {
@@ -240,8 +247,10 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
                          : MoeDispatcher::allgather;
   p.context = f.integer("context_parallel_size").value_or(1);
   if (p.context == 1 && f.has("cp_comm_type")) f.fail("cp_comm_type", "is only used with context_parallel_size > 1");
-  p.cp_comm_type = f.choice("cp_comm_type", {"p2p", "all_gather"}).value_or("p2p") == "p2p" ? CpCommType::p2p
-                                                                                            : CpCommType::all_gather;
+  const std::string cp_comm_type = f.choice("cp_comm_type", {"p2p", "all_gather", "a2a"}).value_or("p2p");
+  p.cp_comm_type = cp_comm_type == "p2p"          ? CpCommType::p2p
+                   : cp_comm_type == "all_gather" ? CpCommType::all_gather
+                                                  : CpCommType::a2a;
   p.dp_compression_ratio = f.number("dp_compression_ratio", 1).value_or(1);
   p.dp_compression_seconds_per_byte = f.number("dp_compression_seconds_per_GB").value_or(1e-3) / 1e9;
   f.reject_unknown();
@@ -349,6 +358,15 @@ void check_context_parallel(const Scenario& s, const RuleBroken& fail) {
                                     "): the load-balanced split gives each rank two chunks, got " + str(s.training.seq_length));
   if (!s.training.flash_attention)
     fail("training.flash_attention", "context parallelism runs Transformer Engine's fused attention: needs flash_attention");
+  if (p.cp_comm_type == CpCommType::a2a) {
+    // Transformer Engine's AttnFuncWithCPAndQKVOA2A asserts it: each CP rank takes 1/CP of the TP rank's heads.
+    const int64_t heads = s.model.num_attention_heads / p.tensor;
+    const int64_t kv_heads = (s.model.has_latent_attention() ? s.model.num_attention_heads : s.model.num_key_value_heads) / p.tensor;
+    if (heads % p.context != 0 || kv_heads % p.context != 0)
+      fail("parallelism.cp_comm_type", "a2a splits each TP rank's heads over the CP ranks: context_parallel_size " +
+                                           str(p.context) + " must divide its " + str(heads) + " attention heads and " +
+                                           str(kv_heads) + " key-value heads");
+  }
   if (s.model.has_experts()) not_with_cp("model.num_experts", "a mixture-of-experts model");
   if (p.dp_sync == DpSync::hierarchical || p.dp_sync == DpSync::parameter_server)
     not_with_cp("parallelism.dp_sync", "dp_sync " + to_string(p.dp_sync));

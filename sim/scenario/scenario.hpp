@@ -42,8 +42,10 @@ enum class MoeDispatcher { alltoall, allgather };
 // (Megatron-Core's --cp-comm-type, Transformer Engine's implementations):
 // p2p passes each rank's K/V chunk around the CP ring, one hop per attention
 // block, overlapped with that block (ring attention); all_gather gathers the
-// whole sequence's K/V before attention (as Llama 3 trained).
-enum class CpCommType { p2p, all_gather };
+// whole sequence's K/V before attention (as Llama 3 trained); a2a
+// (DeepSpeed-Ulysses) trades the sequence split for a split of the heads
+// with an all-to-all of Q, K, V before attention and of its output after.
+enum class CpCommType { p2p, all_gather, a2a };
 
 double dtype_bytes(Dtype dtype);
 std::string to_string(Dtype dtype);
