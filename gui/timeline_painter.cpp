@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "text_format.hpp"
 
@@ -143,6 +144,24 @@ private:
     }
   }
 
+  // The colour of what fills most of [from, to) among lane tasks [first, last)
+  // (at most 64 of them looked at, evenly spread, for columns of thousands).
+  QColor dominant_color(const std::vector<int>& tasks, size_t first, size_t last, double from, double to) const {
+    std::vector<std::pair<QRgb, double>> seconds_of_color;
+    const size_t stride = (last - first + 63) / 64;
+    for (size_t i = first; i < last; i += stride) {
+      const TaskTiming& t = model_.timing(tasks[i]);
+      const QRgb color = task_color(model_.program(), model_.program().tasks[tasks[i]]).rgb();
+      const double seconds = std::min(t.end, to) - std::max(t.start, from);
+      auto it = std::find_if(seconds_of_color.begin(), seconds_of_color.end(), [&](const auto& c) { return c.first == color; });
+      if (it == seconds_of_color.end()) seconds_of_color.push_back({color, seconds});
+      else it->second += seconds;
+    }
+    return QColor(std::max_element(seconds_of_color.begin(), seconds_of_color.end(), [](const auto& a, const auto& b) {
+                    return a.second < b.second;
+                  })->first);
+  }
+
   void paint_lane(int rank, int lane, double top, double height) {
     const std::vector<int>& tasks = model_.lane_tasks(rank, lane);
     const double pps = layout_.pixels_per_second();
@@ -153,11 +172,12 @@ private:
       if (run.width() > 0) p_.fillRect(run, run_color);
       run = {};
     };
+    double columns_end = -std::numeric_limits<double>::infinity();  // right edge of the one-pixel columns drawn
     for (size_t i = model_.first_ending_after(rank, lane, t0_); i < tasks.size();) {
       const Task& task = model_.program().tasks[tasks[i]];
       const TaskTiming& t = model_.timing(task.id);
       if (t.start > t1_) break;
-      const QColor color = box_color(box_kind(task), task.stage < 0 ? 0 : task.stage / model_.program().pipeline_size);
+      const QColor color = task_color(model_.program(), task);
       const double x = layout_.x_of(t.start), width = (t.end - t.start) * pps;
       if (width >= 1) {
         flush();
@@ -168,18 +188,24 @@ private:
         ++i;
         continue;
       }
-      // Everything starting within this pixel column becomes one column,
-      // except the last one if it reaches beyond: it is drawn next.
-      const double column = std::floor(x), column_end = layout_.seconds_at(column + 1);
-      if (run.width() > 0 && run.right() == column && run_color == color) {
+      // What overlaps this pixel column becomes one column, in the colour of
+      // what fills most of it: boxes of two kinds taking turns (forwards and
+      // TP collectives) read as the longer kind, not as alternating columns
+      // whose mix looks like a third colour. The last one, if it reaches
+      // beyond, is part of the next column too.
+      const double column = std::max(std::floor(x), columns_end);
+      const double column_start = layout_.seconds_at(column), column_end = layout_.seconds_at(column + 1);
+      size_t next = model_.first_starting_from(rank, lane, i + 1, column_end);
+      const QColor column_color = dominant_color(tasks, i, next, column_start, column_end);
+      if (run.width() > 0 && run.right() == column && run_color == column_color) {
         run.setRight(column + 1);
       } else {
         flush();
         run = QRectF(column, top, 1, height);
-        run_color = color;
+        run_color = column_color;
       }
-      size_t next = model_.first_starting_from(rank, lane, i + 1, column_end);
-      if (next - 1 > i && model_.timing(tasks[next - 1]).end > column_end) --next;
+      columns_end = column + 1;
+      if (model_.timing(tasks[next - 1]).end > column_end) --next;
       i = next;
     }
     flush();
@@ -233,6 +259,10 @@ private:
 };
 
 }  // namespace
+
+QColor task_color(const Program& program, const Task& task) {
+  return box_color(box_kind(task), task.stage < 0 ? 0 : task.stage / program.pipeline_size);
+}
 
 QColor box_color(BoxKind kind, int chunk) {
   static const QColor colors[box_kind_count] = {

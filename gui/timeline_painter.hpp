@@ -1,8 +1,9 @@
 #pragma once
 // Draws a timeline with QPainter, onto the widget, a PNG image or an SVG.
 // Only the rows and the time range in view are drawn, and boxes narrower than
-// a pixel are merged into one-pixel columns (found by binary search), so a
-// 1,024-rank step draws about as fast as a small one.
+// a pixel are merged into one-pixel columns (found by binary search), each in
+// the colour of what fills most of it, so a 1,024-rank step draws about as
+// fast as a small one and its kinds stay apart.
 #include <vector>
 
 #include <QColor>
@@ -14,6 +15,7 @@
 namespace simtrain::gui {
 
 QColor box_color(BoxKind kind, int chunk = 0);  // odd model chunks (interleaving) a shade darker
+QColor task_color(const Program& program, const Task& task);  // its kind's, of its model chunk
 QColor idle_color();                             // the base of the bubble shading
 
 struct TimelineHighlight {

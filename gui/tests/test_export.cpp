@@ -1,6 +1,11 @@
 // Export: the 1F1B timeline of p = 4, m = 8 as PNG shows stage 0 computing and
 // stage 3 idle (shaded) at the start and at the end of the step; SVG export
 // writes an SVG; an existing file is replaced only when the user says so.
+// Zoomed out until every box is narrower than a pixel, each pixel column
+// takes the colour of the kind that fills most of it.
+#include <map>
+#include <optional>
+
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
@@ -64,6 +69,48 @@ private slots:
       QVERIFY(idle_at(model, 3, t));
       QVERIFY2(shaded(exported_pixel(image, 3, t)), qPrintable(exported_pixel(image, 3, t).name()));
     }
+  }
+
+  // Stage 0's forwards and backwards take turns (backwards twice as long):
+  // at 0.8 pixel for the longest box, columns hold parts of both. Every
+  // column where one colour fills at least 60 % of the busy time is drawn
+  // in it, also where the box starting first in it is of the other kind.
+  void subPixelColumnsTakeTheColourThatFillsMostOfThem() {
+    const TimelineModel& model = *window_.step(0);
+    const std::vector<int>& tasks = model.lane_tasks(0, 0);
+    double longest = 0;
+    for (int id : tasks) longest = std::max(longest, model.timing(id).end - model.timing(id).start);
+    TimelineLayout layout(model);
+    layout.set_scale(0, 0.8 / longest);
+    const double width = layout.x_of(model.step_seconds()) + 10;
+    QImage image(QSize(int(width), int(ruler_height + layout.content_height())), QImage::Format_RGB32);
+    QPainter painter(&image);
+    paint_timeline(painter, image.size(), model, layout, 0, {}, {});
+    painter.end();
+    const int y = int(ruler_height + layout.rows()[*layout.row_of_rank(0)].y + 2);
+    int checked = 0, first_of_other_kind = 0;
+    for (int column = int(TimelineLayout::header_width); column + 1 < int(width); ++column) {
+      const double from = layout.seconds_at(column), to = layout.seconds_at(column + 1);
+      std::map<QRgb, double> seconds_of_color;
+      double busy = 0;
+      std::optional<QRgb> first;
+      for (int id : tasks) {
+        const double seconds = std::min(model.timing(id).end, to) - std::max(model.timing(id).start, from);
+        if (seconds <= 0) continue;
+        const QRgb color = task_color(model.program(), model.program().tasks[id]).rgb();
+        if (!first && model.timing(id).start >= from) first = color;
+        seconds_of_color[color] += seconds;
+        busy += seconds;
+      }
+      const auto most = std::max_element(seconds_of_color.begin(), seconds_of_color.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (busy == 0 || most->second < 0.6 * busy) continue;
+      QCOMPARE(image.pixelColor(column, y), QColor(most->first));
+      ++checked;
+      if (first && *first != most->first) ++first_of_other_kind;
+    }
+    QVERIFY(checked >= 10);  // of the step's 33 boxes
+    QVERIFY(first_of_other_kind > 0);  // the case alternating columns got wrong
   }
 
   void svgExportWritesAnSvg() {
