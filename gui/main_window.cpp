@@ -230,6 +230,7 @@ void MainWindow::on_finished(int slot, std::shared_ptr<const TimelineModel> mode
   view_->set_step(slot, steps_[slot]);
   summary_->set_steps(steps_[0] ? &steps_[0]->step() : nullptr, steps_[1] ? &steps_[1]->step() : nullptr);
   const StepResult& step = steps_[slot]->step();
+  if (slot == 0 && !step.scenario) panel_->show_trace(step.trace_facts);
   setWindowTitle(QString("simtrain: %1").arg(QString::fromStdString(steps_[0] ? steps_[0]->step().title : step.title)));
   on_ended(tr("%1: %2, step time %3")
                .arg(slot_name(slot), QString::fromStdString(step.title),

@@ -53,6 +53,9 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
     presets->setCurrentIndex(0);
   });
   layout->addWidget(presets);
+  trace_box_ = new QGroupBox(tr("Trace"));
+  trace_box_->hide();
+  layout->addWidget(trace_box_);
 
   QFormLayout* top = add_group(tr("Scenario"));
   add_text(top, tr("name"), "/name");
@@ -133,7 +136,41 @@ QFormLayout* ScenarioPanel::add_group(const QString& title) {
   auto* form = new QFormLayout(group);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   static_cast<QVBoxLayout*>(layout())->addWidget(group);
+  form_groups_.push_back(group);
   return form;
+}
+
+void ScenarioPanel::show_trace(const std::vector<std::pair<std::string, std::string>>& facts) {
+  delete trace_box_->layout();
+  qDeleteAll(trace_box_->findChildren<QWidget*>(Qt::FindDirectChildrenOnly));
+  auto* form = new QFormLayout(trace_box_);
+  for (const auto& [label, value] : facts) {
+    auto* text = new QLabel(qt(value));
+    text->setWordWrap(true);
+    text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form->addRow(qt(label), text);
+  }
+  auto* edit = new QPushButton(tr("Edit the scenario"));
+  edit->setToolTip(tr("Back to the form, as it was before the trace was opened"));
+  connect(edit, &QPushButton::clicked, this, [this] {
+    show_form();
+    validate();
+  });
+  form->addRow(edit);
+  trace_box_->show();
+  for (QGroupBox* group : form_groups_) group->hide();
+  scenario_.reset();
+  error_ = tr("A trace holds timings, not a scenario: pick a built-in scenario or open one to run it.");
+  status_->setStyleSheet("");
+  status_->setText(error_);
+  emit changed();
+}
+
+bool ScenarioPanel::showing_trace() const { return !trace_box_->isHidden(); }
+
+void ScenarioPanel::show_form() {
+  trace_box_->hide();
+  for (QGroupBox* group : form_groups_) group->show();
 }
 
 void ScenarioPanel::add_integer(QFormLayout* form, const QString& label, const std::string& pointer, int minimum,
@@ -248,6 +285,7 @@ void ScenarioPanel::import_model_config(const std::string& path) {
 }
 
 void ScenarioPanel::show_document() {
+  show_form();
   model_group_->setEnabled(document_.is_object() && document_.value("model", nlohmann::json()).is_object());
   for (const Binding& b : bindings_) {
     const QSignalBlocker blocker(b.widget);

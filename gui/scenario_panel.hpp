@@ -33,6 +33,12 @@ public:
   void load(const std::string& path_or_name);
   // Replaces the model by a Hugging Face config.json's, written inline. Throws InputError.
   void import_model_config(const std::string& path);
+  // A trace holds no scenario: shows what it says of itself in place of the
+  // form, and nothing to run, until a scenario is loaded or "Edit the
+  // scenario" brings the form (and the document it held) back.
+  void show_trace(const std::vector<std::pair<std::string, std::string>>& facts);
+  bool showing_trace() const;
+  const QGroupBox* trace_box() const { return trace_box_; }
 
   const nlohmann::json& document() const { return document_; }
   const std::optional<Scenario>& scenario() const { return scenario_; }  // when valid
@@ -59,6 +65,7 @@ private:
   void add_text(QFormLayout* form, const QString& label, const std::string& pointer);
   void write(const nlohmann::json::json_pointer& pointer, const std::optional<nlohmann::json>& value);
   void show_document();
+  void show_form();
   void validate();
 
   nlohmann::json document_ = nlohmann::json::object();
@@ -70,6 +77,8 @@ private:
   std::vector<nlohmann::json> model_presets_;
   QComboBox* model_presets_box_;
   QGroupBox* model_group_ = nullptr;
+  std::vector<QGroupBox*> form_groups_;
+  QGroupBox* trace_box_;
   QLabel* status_;
 };
 

@@ -21,6 +21,24 @@ StepResult read_trace_step(const std::string& path) {
                     std::move(step.timeline), {}, std::nullopt, nullptr};
   result.report = timing_report(result.program, result.timeline);
   result.report.scenario_name = result.title;
+  std::vector<std::pair<std::string, std::string>>& facts = result.trace_facts;
+  facts.push_back({"file", path});
+  facts.push_back({"made by", step.made_by.empty() ? "not said" : step.made_by});
+  if (step.timeline.live) {
+    facts.push_back({"device", step.timeline.live->device});
+    facts.push_back({"dtype", to_string(step.timeline.live->dtype)});
+  }
+  if (!step.origin.scenario.empty()) facts.push_back({"scenario", step.origin.scenario});
+  if (!step.origin.overrides.empty()) {
+    std::string overrides;
+    for (const std::string& o : step.origin.overrides) overrides += (overrides.empty() ? "" : " ") + o;
+    facts.push_back({"overrides", overrides});
+  }
+  if (!step.program_hash.empty()) facts.push_back({"program hash", step.program_hash});
+  const Program& p = result.program;
+  facts.push_back({"ranks", std::to_string(p.world_size) + " (" + std::to_string(p.pipeline_size) + " pipeline stages)"});
+  facts.push_back({"micro-batches", std::to_string(p.micro_batches)});
+  facts.push_back({"tasks", std::to_string(p.tasks.size())});
   return result;
 }
 

@@ -4,6 +4,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/engine/replay.hpp"
 #include "sim/model/cost_model.hpp"
@@ -21,6 +23,8 @@ struct StepResult {
   StepReport report;                 // a trace gives the timing figures only
   std::optional<Scenario> scenario;  // simulations only
   std::shared_ptr<const CostModel> cost_model;  // what timed the compute ops (simulations only)
+  // What a trace says of itself (its otherData, its Program's shape), as label and value (traces only).
+  std::vector<std::pair<std::string, std::string>> trace_facts;
 };
 
 StepResult simulate_step(const Scenario& scenario, const ReplayOptions& options);

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <set>
 
+#include <QGroupBox>
+#include <QLabel>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -199,6 +202,40 @@ private slots:
     QCOMPARE(figures.item(0, 3)->text(), QString("same"));  // step time, to the nanosecond
     QCOMPARE(figures.item(2, 2)->text(), QString::fromUtf8("—"));  // TFLOP/s per GPU
     QVERIFY(describe_task(traced.step(), 0).find("time from: trace tiny.trace.json") != std::string::npos);
+  }
+
+  // Opened as A, a trace shows what it says of itself (file, maker, scenario
+  // and --set, Program hash, ranks) in place of the form, with nothing to
+  // run; Edit the scenario brings the form back as it was.
+  void aTraceOpenedAsAShowsItsOwnAccountInPlaceOfTheForm() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("tiny.trace.json");
+    {
+      std::ofstream out(path.toStdString());
+      write_chrome_trace(out, model_->program(), model_->step().timeline, {"tiny-4gpu", {"--set", "zero_stage=1"}});
+    }
+    MainWindow window;
+    window.show();
+    ScenarioPanel& panel = window.scenario_panel();
+    panel.load("tiny-4gpu");
+    window.open(path, 0);
+    QVERIFY(QTest::qWaitFor([&] { return !window.busy(); }, 120'000));
+    QVERIFY(window.step(0));
+    QVERIFY(panel.showing_trace());
+    QVERIFY(!panel.scenario());
+    QVERIFY(!panel.field("/model/hidden_size")->isVisible());
+    QStringList shown;
+    for (const QLabel* label : panel.trace_box()->findChildren<QLabel*>()) shown << label->text();
+    const QString text = shown.join("\n");
+    for (const QString& expected : {QString("tiny-4gpu"), QString("--set zero_stage=1"), QString("simulation"),
+                                    QString::fromStdString(program_hash(model_->program())), QString("4 (2 pipeline stages)")})
+      QVERIFY2(text.contains(expected), qPrintable(expected + " not in " + text));
+    for (QPushButton* button : panel.trace_box()->findChildren<QPushButton*>())
+      if (button->text() == "Edit the scenario") button->click();
+    QVERIFY(!panel.showing_trace());
+    QVERIFY(panel.field("/model/hidden_size")->isVisible());
+    QVERIFY(panel.scenario());
+    QCOMPARE(panel.scenario()->name, std::string("tiny-4gpu"));
   }
 
   void aGzippedTraceOpensToo() {
