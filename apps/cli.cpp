@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include <CLI/CLI.hpp>
 
 #include "chakra_command.hpp"
+#include "chakra_simulation.hpp"
 #include "live_command.hpp"
 #include "megatron_command.hpp"
 #include "process_world.hpp"
@@ -71,6 +74,21 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "also replay the step with compute 10 % slower and with the network 2x slower, whatever the Program's size "
       "(default: for Programs of up to 4,000,000 tasks)");
   simulate_command->add_flag("--no-sensitivity", no_sensitivity, "no sensitivity replays")->excludes(sensitivity_flag);
+  std::string chakra_prefix, chakra_topology, chakra_gpu;
+  auto* chakra_option = simulate_command->add_option(
+      "--chakra", chakra_prefix,
+      "replay Chakra execution traces instead of a scenario: PREFIX.<rank>.et (and PREFIX.comm_groups.json), "
+      "compute as recorded, on --topology's network");
+  auto* topology_option = simulate_command->add_option(
+      "--topology", chakra_topology, "with --chakra: the network, a built-in topology (simtrain list) or a topology file");
+  auto* gpu_option = simulate_command->add_option("--gpu", chakra_gpu, "with --chakra: the GPU, a built-in name (simtrain list)");
+  chakra_option->needs(topology_option)
+      ->needs(gpu_option)
+      ->excludes(simulate_command->get_option("scenario"))
+      ->excludes(simulate_command->get_option("--set"))
+      ->excludes(sensitivity_flag);
+  topology_option->needs(chakra_option);
+  gpu_option->needs(chakra_option);
 
   auto* schedule_command = app.add_subcommand(
       "schedule", "print the Program (per-rank task list) as JSON, or the pipeline's step grid (--grid)");
@@ -148,9 +166,6 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       outputs.add("--trace", trace_path);
       outputs.add("--report", report_path);
       const TraceRanks trace_ranks = parse_trace_ranks(trace_ranks_text);
-      const Scenario scenario = simulate_args.load();
-      outputs.refuse_inputs(scenario.files_read);
-      check_trace_ranks(trace_ranks, static_cast<int>(scenario.parallel.world_size()), scenario.parallel.pipeline);
       ReplayOptions options;
       options.free_communication = free_communication;
       options.full_replay = full_replay;
@@ -164,13 +179,33 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       const SensitivityReplays replays = sensitivity      ? SensitivityReplays::always
                                          : no_sensitivity ? SensitivityReplays::none
                                                           : SensitivityReplays::automatic;
-      const Simulation sim = simulate(scenario, options, replays);
+      // What was simulated: a scenario, or Chakra traces.
+      std::optional<Simulation> sim;
+      std::optional<ChakraSimulation> replayed;
+      if (chakra_option->count() > 0) {
+        const Topology topology = topology_from_json(chakra_topology, "--topology", "", ".");
+        const GpuSpec gpu = gpu_from_json(chakra_gpu, "--gpu", "");
+        ChakraTraces traces = import_chakra(chakra_prefix);
+        outputs.refuse_inputs(traces.files);
+        check_trace_ranks(trace_ranks, traces.program.world_size, traces.program.pipeline_size);
+        replayed = simulate_chakra(std::move(traces), chakra_prefix, topology, gpu, options);
+      } else {
+        const Scenario scenario = simulate_args.load();
+        outputs.refuse_inputs(scenario.files_read);
+        check_trace_ranks(trace_ranks, static_cast<int>(scenario.parallel.world_size()), scenario.parallel.pipeline);
+        sim = simulate(scenario, options, replays);
+      }
+      const Program& program = sim ? sim->program : replayed->traces.program;
+      const Timeline& timeline = sim ? sim->timeline : replayed->timeline;
+      const StepReport& report = sim ? sim->report : replayed->report;
       if (show_progress) err << "\r" << std::string(72, ' ') << "\r" << std::flush;
-      (outputs.writes_standard_output() ? err : out) << to_text(sim.report);
-      const TraceOrigin origin{simulate_args.path.empty() ? std::string(default_scenario_name()) : simulate_args.path,
+      (outputs.writes_standard_output() ? err : out) << to_text(report);
+      const TraceOrigin origin{replayed                    ? chakra_prefix
+                               : simulate_args.path.empty() ? std::string(default_scenario_name())
+                                                            : simulate_args.path,
                                simulate_args.overrides};
-      outputs.write({{"--trace", [&](std::ostream& o) { write_chrome_trace(o, sim.program, sim.timeline, origin, trace_ranks); }},
-                     {"--report", [&](std::ostream& o) { o << to_json(sim.report).dump(2) << "\n"; }}});
+      outputs.write({{"--trace", [&](std::ostream& o) { write_chrome_trace(o, program, timeline, origin, trace_ranks); }},
+                     {"--report", [&](std::ostream& o) { o << to_json(report).dump(2) << "\n"; }}});
     } else if (train_command->parsed()) {
       outputs.add("--trace", run_trace_path);
       outputs.add("--report", run_report_path);

@@ -105,6 +105,30 @@ TEST(Cli, ExportChakraIntoAMissingFolderIsRefusedNamingTheFile) {
                      "OUT_PREFIX (rank 0): /nonexistent-simtrain-folder/trace.0.et: no such folder");
 }
 
+TEST_F(CliTest, SimulatesExportedChakraTraces) {
+  ASSERT_EQ(run({"export-chakra", "tiny-4gpu", path("tiny")}).code, 0);
+  const CliResult r = run({"simulate", "--chakra", path("tiny"), "--topology", "dgx-h100-superpod", "--gpu", "H100-SXM",
+                           "--quiet", "--report", path("report.json")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("simtrain: Chakra traces " + path("tiny")), HasSubstr("4 ranks from"),
+                           HasSubstr("step time"), testing::Not(HasSubstr("memory per GPU"))));
+  const auto report = simtrain::fixtures::read_json(path("report.json"));
+  EXPECT_GT(report.at("step_time_s").get<double>(), 0);
+  EXPECT_EQ(report.at("stages").size(), 2u);  // tiny-4gpu's two pipeline stages
+  EXPECT_TRUE(report.at("memory").is_null());
+}
+
+TEST(Cli, ChakraOptionsAreChecked) {
+  EXPECT_EQ(run({"simulate", "--chakra", "t", "--gpu", "H100-SXM"}).code, 2);  // no --topology
+  EXPECT_EQ(run({"simulate", "--chakra", "t", "--topology", "dgx-h100-superpod"}).code, 2);  // no --gpu
+  EXPECT_EQ(run({"simulate", "--topology", "dgx-h100-superpod"}).code, 2);  // no --chakra
+  EXPECT_EQ(run({"simulate", "tiny-4gpu", "--chakra", "t", "--topology", "dgx-h100-superpod", "--gpu", "H100-SXM"}).code,
+            2);  // and a scenario
+  expect_input_error(run({"simulate", "--chakra", "/nonexistent-simtrain-folder/t", "--topology", "dgx-h100-superpod",
+                          "--gpu", "H100-SXM"}),
+                     "/nonexistent-simtrain-folder/t.0.et: no such file");
+}
+
 TEST_F(CliTest, SimulateWritesReportAndTrace) {
   const CliResult r = run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json"), "--trace",
                            path("trace.json")});

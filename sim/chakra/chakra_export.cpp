@@ -12,6 +12,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/base/output_files.hpp"
 #include "sim/chakra/et_def.pb.h"
+#include "sim/chakra/simtrain_attributes.hpp"
 #include "sim/program/trace.hpp"
 
 namespace simtrain {
@@ -19,6 +20,7 @@ namespace simtrain {
 namespace {
 
 namespace chakra = ChakraProtoMsg;
+namespace attribute = chakra_attributes;
 
 chakra::CollectiveCommType comm_type(TaskKind kind) {
   switch (kind) {
@@ -61,6 +63,9 @@ private:
     node.set_id(uint64_t(task.id));
     node.set_name(task_name(program_, task));
     add_attribute(node, "is_cpu_op", [](auto& a) { a.set_bool_val(false); });
+    add_attribute(node, attribute::kKind, [&](auto& a) { a.set_string_val(to_string(task.kind)); });
+    add_attribute(node, attribute::kStream, [&](auto& a) { a.set_string_val(to_string(task.stream)); });
+    if (!is_compute(task.kind)) add_attribute(node, attribute::kDim, [&](auto& a) { a.set_string_val(to_string(task.dim)); });
     for (const int32_t dep : program_.deps(task))
       if (program_.tasks[dep].rank == rank_) node.add_data_deps(uint64_t(dep));
     if (const auto before = queue_predecessor_.find(task.id); before != queue_predecessor_.end())
@@ -80,6 +85,7 @@ private:
       add_attribute(node, "comm_dst", [&](auto& a) { a.set_int32_val(send ? task.peer : rank_); });
       add_attribute(node, "comm_size", [&](auto& a) { a.set_int64_val(bytes); });
       add_attribute(node, "comm_tag", [&](auto& a) { a.set_int32_val(tag); });
+      if (task.joins_batch) add_attribute(node, attribute::kJoinsBatch, [](auto& a) { a.set_bool_val(true); });
     } else {
       node.set_type(chakra::COMM_COLL_NODE);
       add_attribute(node, "comm_type", [&](auto& a) { a.set_int64_val(comm_type(task.kind)); });
@@ -89,12 +95,13 @@ private:
     uint64_t last = node.id();
     nodes.push_back(node);
     for (int repeat = 1; repeat < task.count; ++repeat) {
-      chakra::Node next = nodes.back();
+      chakra::Node next = node;
       next.set_id(next_repeat_id());
       next.set_name(node.name() + " #" + std::to_string(repeat + 1));
       next.clear_data_deps();
       next.clear_ctrl_deps();
       next.add_ctrl_deps(last);
+      add_attribute(next, attribute::kRepeatOf, [&](auto& a) { a.set_uint64_val(node.id()); });
       last = next.id();
       nodes.push_back(std::move(next));
     }
@@ -109,12 +116,23 @@ private:
   uint64_t extra_ids_ = 0;
 };
 
-void write_nodes(std::ostream& out, const std::string& program_hash, const std::vector<chakra::Node>& nodes) {
+void write_nodes(std::ostream& out, const Program& program, const std::string& program_hash, int rank,
+                 const std::vector<chakra::Node>& nodes) {
   chakra::GlobalMetadata metadata;
   metadata.set_version("1.0.0");  // what Chakra's own generator writes
-  chakra::AttributeProto* hash = metadata.add_attr();
-  hash->set_name("simtrain_program_hash");
-  hash->set_string_val(program_hash);
+  auto add = [&](const char* name) {
+    chakra::AttributeProto* attribute = metadata.add_attr();
+    attribute->set_name(name);
+    return attribute;
+  };
+  add(attribute::kProgramHash)->set_string_val(program_hash);
+  add(attribute::kTensorSize)->set_int64_val(program.tensor_size);
+  add(attribute::kPipelineSize)->set_int64_val(program.pipeline_size);
+  if (size_t(rank) < program.coords.size()) {  // a Program made by hand may have none
+    const RankCoord& coord = program.coords[rank];
+    add(attribute::kRankCoord)->set_string_val(std::to_string(coord.tp) + " " + std::to_string(coord.dp) + " " +
+                                               std::to_string(coord.pp));
+  }
   google::protobuf::util::SerializeDelimitedToOstream(metadata, &out);
   for (const chakra::Node& node : nodes) google::protobuf::util::SerializeDelimitedToOstream(node, &out);
 }
@@ -145,7 +163,7 @@ ChakraExport export_chakra(const Program& program, const std::vector<double>& wo
     write_file_atomically(result.files[rank], [&](std::ostream& out) {
       const std::vector<chakra::Node> nodes = RankNodes(program, work_seconds, rank).build();
       result.nodes += nodes.size();
-      write_nodes(out, hash, nodes);
+      write_nodes(out, program, hash, rank, nodes);
     });
   nlohmann::ordered_json groups = nlohmann::ordered_json::object();
   for (size_t i = 0; i < program.groups.size(); ++i) groups[std::to_string(i + 1)] = program.groups[i].ranks;

@@ -21,6 +21,9 @@
 // on its own rank (a RECV's on its SEND becomes the tag); ctrl_deps hold the
 // task before it on the same queue (stream, and peer on the p2p stream),
 // since Chakra has no streams and runs whatever is ready.
+// Beyond Chakra's fields, simtrain's own attributes (simtrain_attributes.hpp:
+// streams, kinds, dimensions, p2p batches, repeats, the tp x dp x pp layout),
+// which Chakra's readers skip and import_chakra reads to give the Program back.
 #include <string>
 #include <vector>
 

@@ -231,7 +231,7 @@ ordered_json to_json(const StepReport& r) {
                       {"rank", st.rank},
                       {"time", to_json(st.time)},
                       {"bubble_fraction", st.time.idle_seconds / r.step_seconds},
-                      {"memory", to_json(st.memory)}});
+                      {"memory", r.memory_known ? to_json(st.memory) : ordered_json(nullptr)}});
   return {{"scenario", r.scenario_summary},
           {"step_time_s", r.step_seconds},
           {"stopped", r.stopped ? ordered_json(r.stop_reason) : ordered_json(false)},
@@ -247,8 +247,10 @@ ordered_json to_json(const StepReport& r) {
           {"mean_time_split", to_json(r.mean_split)},
           {"communication", communication_json(r)},
           {"stages", stages},
-          {"memory",
-           {{"gpu_bytes", r.gpu_memory_bytes}, {"peak_bytes", r.peak_memory_bytes}, {"out_of_memory", r.out_of_memory}}},
+          {"memory", r.memory_known ? ordered_json{{"gpu_bytes", r.gpu_memory_bytes},
+                                                   {"peak_bytes", r.peak_memory_bytes},
+                                                   {"out_of_memory", r.out_of_memory}}
+                                    : ordered_json(nullptr)},
           {"sensitivity", sensitivity_json(r)},
           {"compute_time_sources", r.time_sources},
           {"simulation",
@@ -331,10 +333,11 @@ void add_stage_table(std::string& out, const StepReport& r) {
   out += "\nstage  compute      TP exposed   PP exposed   DP exposed   idle         memory\n";
   for (const StageFigures& st : r.stages) {
     char row[160];
-    std::snprintf(row, sizeof row, "%5d  %-11s  %-11s  %-11s  %-11s  %-11s  %.1f GiB\n", st.pipeline_rank,
+    const std::string memory = r.memory_known ? format("%.1f GiB", st.memory.total_bytes() / GiB) : "-";
+    std::snprintf(row, sizeof row, "%5d  %-11s  %-11s  %-11s  %-11s  %-11s  %s\n", st.pipeline_rank,
                   ms(st.time.compute_seconds).c_str(), ms(st.time.exposed_tp_seconds).c_str(),
                   ms(st.time.exposed_pp_seconds).c_str(), ms(st.time.exposed_dp_seconds).c_str(),
-                  ms(st.time.idle_seconds).c_str(), st.memory.total_bytes() / GiB);
+                  ms(st.time.idle_seconds).c_str(), memory.c_str());
     out += row;
   }
 }
@@ -368,7 +371,7 @@ std::string to_text(const StepReport& r) {
   if (r.stopped) out += format("JOB STOPPED at %.4f s: ", r.step_seconds) + r.stop_reason + " (figures below cover the step until then)\n";
   add_step_figures(out, r);
   add_communication(out, r);
-  add_memory(out, r);
+  if (r.memory_known) add_memory(out, r);
   add_stage_table(out, r);
   add_simulation_footer(out, r);
   return out;

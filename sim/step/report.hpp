@@ -86,6 +86,7 @@ struct StepReport {
   double most_exposed_over_compute = 0;
   int ranks_over_warning = 0;             // ranks above exposed_comm_warning_fraction
   std::vector<LinkLoad> busiest_links;    // from the timeline
+  bool memory_known = true;  // false: a replayed trace, which says nothing of memory (the figures below stay 0)
   double gpu_memory_bytes = 0;
   double peak_memory_bytes = 0;
   bool out_of_memory = false;

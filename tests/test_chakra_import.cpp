@@ -1,0 +1,219 @@
+// Chakra traces read back (sim/chakra/chakra_import.hpp): simtrain's own
+// export gives back its Program and its step time; traces from elsewhere
+// replay with what they say; bad input is refused naming the file and node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <google/protobuf/util/delimited_message_util.h>
+
+#include "sim/base/input_error.hpp"
+#include "sim/chakra/chakra_export.hpp"
+#include "sim/chakra/chakra_import.hpp"
+#include "sim/chakra/et_def.pb.h"
+#include "sim/engine/replay.hpp"
+#include "sim/engine/simulate.hpp"
+#include "sim/model/profiled_cost_model.hpp"
+#include "sim/program/program_builder.hpp"
+#include "test_support.hpp"
+
+namespace simtrain {
+namespace {
+
+namespace chakra = ChakraProtoMsg;
+
+// The durations the export writes: whole microseconds, at least 1.
+std::vector<double> rounded_to_micros(const std::vector<double>& seconds) {
+  std::vector<double> rounded;
+  for (double s : seconds) rounded.push_back(double(std::max<int64_t>(1, std::llround(s * 1e6))) * 1e-6);
+  return rounded;
+}
+
+std::set<int32_t> dep_set(const Program& program, const Task& task) {
+  const auto deps = program.deps(task);
+  return {deps.begin(), deps.end()};
+}
+
+// Exports `scenario`'s Program, imports it; the same Program, and the same
+// step time as the original replayed with its durations rounded as exported.
+void expect_round_trip(const Scenario& scenario, const std::string& label) {
+  SCOPED_TRACE(label);
+  const Program original = build_program(scenario, build_workload(scenario));
+  const std::vector<double> seconds = work_durations(original, *make_cost_model(scenario), scenario.training.dtype);
+  const fixtures::TemporaryDirectory dir("chakra-import-" + label);
+  const std::string prefix = (dir.path() / "trace").string();
+  export_chakra(original, seconds, prefix, "OUT_PREFIX");
+  const ChakraTraces imported = import_chakra(prefix);
+  const Program& program = imported.program;
+  EXPECT_TRUE(imported.ignored.empty());
+
+  ASSERT_EQ(program.world_size, original.world_size);
+  EXPECT_EQ(program.tensor_size, original.tensor_size);
+  EXPECT_EQ(program.pipeline_size, original.pipeline_size);
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    EXPECT_EQ(program.coords[rank].tp, original.coords[rank].tp);
+    EXPECT_EQ(program.coords[rank].dp, original.coords[rank].dp);
+    EXPECT_EQ(program.coords[rank].pp, original.coords[rank].pp);
+  }
+  EXPECT_EQ(fixtures::rank_task_lists(program), fixtures::rank_task_lists(original));
+  ASSERT_EQ(program.tasks.size(), original.tasks.size());
+  const std::vector<double> rounded = rounded_to_micros(seconds);
+  double sent_bytes = 0, received_bytes = 0;
+  std::map<std::pair<int, TaskKind>, int> kinds, original_kinds;  // (rank, kind) -> tasks
+  for (const Task& task : program.tasks) {
+    const Task& before = original.tasks[task.id];
+    ++kinds[{task.rank, task.kind}];
+    ++original_kinds[{before.rank, before.kind}];
+    EXPECT_EQ(program.recorded_names[task.id], task_name(original, before));
+    EXPECT_EQ(task.stream, before.stream) << task.id;
+    EXPECT_EQ(task.dim, before.dim) << task.id;
+    EXPECT_EQ(task.peer, before.peer) << task.id;
+    EXPECT_EQ(task.count, before.count) << task.id;
+    EXPECT_EQ(task.joins_batch, before.joins_batch) << task.id;
+    EXPECT_EQ(task.bytes, std::round(before.bytes)) << task.id;
+    if (is_compute(task.kind)) EXPECT_EQ(imported.work_seconds[task.work], rounded[before.work]) << task.id;
+    if (is_collective(task.kind)) EXPECT_EQ(program.groups[task.group].ranks, original.groups[before.group].ranks) << task.id;
+    EXPECT_EQ(dep_set(program, task), dep_set(original, before)) << task_name(original, before);
+    if (task.kind == TaskKind::SEND) sent_bytes += task.bytes;
+    if (task.kind == TaskKind::RECV) received_bytes += task.bytes;
+  }
+  EXPECT_EQ(kinds, original_kinds);
+  EXPECT_EQ(sent_bytes, received_bytes);
+  EXPECT_GT(sent_bytes, 0);
+
+  const Fabric fabric(scenario.cluster.topology, original.world_size);
+  const double original_seconds = replay(original, fabric, rounded, {}).step_seconds;
+  const double imported_seconds = replay(program, fabric, imported.work_seconds, {}).step_seconds;
+  std::printf("%s: step time %.9f s (original, durations rounded to microseconds), %.9f s (imported)\n", label.c_str(),
+              original_seconds, imported_seconds);
+  EXPECT_NEAR(imported_seconds, original_seconds, 1e-9 * original_seconds);
+}
+
+TEST(ChakraImport, TinyScenarioRoundTrip) { expect_round_trip(load_scenario("tiny-4gpu"), "tiny-4gpu"); }
+
+TEST(ChakraImport, DataParallelZeroRoundTrip) {
+  nlohmann::json doc = fixtures::scenario_json(2, 2, 2, 4, "1f1b");
+  doc["parallelism"]["zero_stage"] = 1;
+  doc["parallelism"]["overlap_grad_reduce"] = true;
+  expect_round_trip(fixtures::scenario_from(doc), "tp2-pp2-dp2-zero1");
+}
+
+// ---- traces written here, as another tool would ----
+
+chakra::Node node(uint64_t id, chakra::NodeType type, std::vector<uint64_t> data_deps = {}) {
+  chakra::Node n;
+  n.set_id(id);
+  n.set_name("n" + std::to_string(id));
+  n.set_type(type);
+  for (uint64_t dep : data_deps) n.add_data_deps(dep);
+  return n;
+}
+
+chakra::Node& with(chakra::Node& n, const std::string& name, int64_t value) {
+  chakra::AttributeProto* a = n.add_attr();
+  a->set_name(name);
+  a->set_int64_val(value);
+  return n;
+}
+
+chakra::Node compute(uint64_t id, uint64_t micros, std::vector<uint64_t> data_deps = {}) {
+  chakra::Node n = node(id, chakra::COMP_NODE, std::move(data_deps));
+  n.set_duration_micros(micros);
+  return n;
+}
+
+chakra::Node transfer(uint64_t id, chakra::NodeType type, int src, int dst, int tag, std::vector<uint64_t> data_deps = {}) {
+  chakra::Node n = node(id, type, std::move(data_deps));
+  with(n, "comm_src", src);
+  with(n, "comm_dst", dst);
+  with(n, "comm_tag", tag);
+  return with(n, "comm_size", 1 << 20);
+}
+
+void write_trace(const std::string& path, const std::vector<chakra::Node>& nodes) {
+  std::ofstream out(path, std::ios::binary);
+  chakra::GlobalMetadata metadata;
+  metadata.set_version("0.0.4");
+  google::protobuf::util::SerializeDelimitedToOstream(metadata, &out);
+  for (const chakra::Node& n : nodes) google::protobuf::util::SerializeDelimitedToOstream(n, &out);
+}
+
+std::string import_error(const std::string& prefix) {
+  try {
+    import_chakra(prefix);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no InputError";
+}
+
+TEST(ChakraImport, NodesItCannotReplayAreCountedAndPassedThrough) {
+  const fixtures::TemporaryDirectory dir("chakra-import-ignored");
+  const std::string prefix = (dir.path() / "t").string();
+  chakra::Node broadcast = node(6, chakra::COMM_COLL_NODE, {5});
+  with(broadcast, "comm_type", chakra::BROADCAST);
+  with(broadcast, "comm_size", 4096);
+  write_trace(prefix + ".0.et", {compute(1, 10), node(2, chakra::MEM_LOAD_NODE, {1}), node(3, chakra::MEM_LOAD_NODE, {2}),
+                                 node(4, chakra::METADATA_NODE), compute(5, 20, {3, 4}), broadcast,
+                                 transfer(7, chakra::COMM_SEND_NODE, 0, 1, 9, {6})});
+  write_trace(prefix + ".1.et", {transfer(1, chakra::COMM_RECV_NODE, 0, 1, 9), compute(2, 5, {1})});
+  const ChakraTraces traces = import_chakra(prefix);
+  EXPECT_EQ(traces.ignored, (std::map<std::string, long long>{
+                                {"MEM_LOAD_NODE", 2}, {"METADATA_NODE", 1}, {"COMM_COLL_NODE BROADCAST", 1}}));
+  EXPECT_EQ(ignored_text(traces),
+            "1 node of type COMM_COLL_NODE BROADCAST, 2 nodes of type MEM_LOAD_NODE, 1 node of type METADATA_NODE "
+            "ignored (no time; what waits for them waits for what they waited for)");
+  const Program& p = traces.program;
+  ASSERT_EQ(p.tasks.size(), 5u);  // rank 0: compute, compute, SEND; rank 1: RECV, compute
+  EXPECT_EQ(fixtures::deps_of(p, p.tasks[1]), std::vector<int>{0});  // through both loads
+  EXPECT_EQ(fixtures::deps_of(p, p.tasks[2]), std::vector<int>{1});  // through the broadcast
+  EXPECT_EQ(fixtures::deps_of(p, p.tasks[3]), std::vector<int>{2});  // its SEND
+  EXPECT_EQ(fixtures::deps_of(p, p.tasks[4]), std::vector<int>{3});
+  EXPECT_EQ(p.tasks[2].stream, Stream::p2p);
+  // 30 us of compute, 1 MiB between two GPUs of a node, 5 us of compute.
+  const double step_seconds =
+      replay(p, Fabric(load_scenario("tiny-4gpu").cluster.topology, 2), traces.work_seconds, {}).step_seconds;
+  EXPECT_GT(step_seconds, 35e-6);
+  EXPECT_LT(step_seconds, 35e-6 + 100e-6);
+}
+
+TEST(ChakraImport, TruncatedTraceIsRefusedNamingTheFileAndNode) {
+  const fixtures::TemporaryDirectory dir("chakra-import-truncated");
+  const std::string prefix = (dir.path() / "trace").string();
+  const Scenario s = load_scenario("tiny-4gpu");
+  const Program program = build_program(s, build_workload(s));
+  export_chakra(program, std::vector<double>(program.works.size(), 1e-3), prefix, "OUT_PREFIX");
+  const std::string rank1 = prefix + ".1.et";
+  std::filesystem::resize_file(rank1, std::filesystem::file_size(rank1) - 3);
+  const std::string error = import_error(prefix);
+  EXPECT_NE(error.find(rank1 + ": node "), std::string::npos) << error;
+  EXPECT_NE(error.find("truncated, or not a length-delimited protobuf message"), std::string::npos) << error;
+}
+
+TEST(ChakraImport, BadInputIsRefusedNamingFileFieldAndReason) {
+  const fixtures::TemporaryDirectory dir("chakra-import-bad");
+  const std::string prefix = (dir.path() / "t").string();
+  EXPECT_EQ(import_error(prefix), prefix + ".0.et: no such file (the trace of rank 0 of --chakra " + prefix + ")");
+
+  write_trace(prefix + ".0.et", {compute(1, 10), compute(2, 10, {5})});
+  EXPECT_EQ(import_error(prefix), prefix + ".0.et: node 2 (n2): data_deps: no node 5 in this file");
+
+  write_trace(prefix + ".0.et", {transfer(1, chakra::COMM_SEND_NODE, 0, 1, 3)});
+  write_trace(prefix + ".1.et", {compute(1, 10)});
+  EXPECT_EQ(import_error(prefix), prefix + ".0.et: node 1 (n1): comm_tag: no RECV of it in " + prefix + ".1.et");
+
+  write_trace(prefix + ".0.et", {transfer(1, chakra::COMM_SEND_NODE, 0, 2, 3)});
+  EXPECT_EQ(import_error(prefix), prefix + ".0.et: node 1 (n1): comm_dst: rank 2, but there are traces of 2 ranks (" +
+                                      prefix + ".{0..1}.et)");
+
+  std::ofstream(prefix + ".comm_groups.json") << R"({"1": [0, 1, 2]})";
+  EXPECT_EQ(import_error(prefix),
+            prefix + ".comm_groups.json: 1: rank 2, but there are traces of 2 ranks (" + prefix + ".{0..1}.et)");
+}
+
+}  // namespace
+}  // namespace simtrain
