@@ -50,10 +50,12 @@ int64_t group_ranks(const Program& program, const Task& task) {
 // bytes_needed() and prepare() size their buffers with it.
 struct CommShape {
   ncclDataType_t type = ncclBfloat16;
-  int64_t elements = 0;  // all-reduce: of the buffer; reduce-scatter: its input; all-gather: its output; p2p: bytes
+  int64_t elements = 0;  // all-reduce: of the buffer; reduce-scatter: its input; all-gather: its output;
+                         // all-to-all: what the rank sends; p2p: bytes
   int64_t element_bytes = 2;
   bool checked = false;  // out of place, float, from an input of (communicator rank + 1)
-  double buffer_bytes() const { return double(elements * element_bytes) * (checked ? 2 : 1); }
+  bool out_of_place = false;  // all-to-all: sent from the buffer's first half, received into its second
+  double buffer_bytes() const { return double(elements * element_bytes) * (checked || out_of_place ? 2 : 1); }
 };
 
 // `group_size`: the ranks of the task's group (unused for SEND/RECV).
@@ -71,6 +73,7 @@ CommShape comm_shape(const Task& task, int64_t group_size, bool checked) {
   if (checked) shape.type = ncclFloat32, shape.element_bytes = 4;
   shape.elements = ceil_div(bytes, shape.element_bytes);
   if (task.kind != TaskKind::ALLREDUCE) shape.elements = ceil_div(shape.elements, n) * n;
+  shape.out_of_place = task.kind == TaskKind::ALLTOALL;
   return shape;
 }
 
@@ -263,7 +266,19 @@ void CudaBackend::State::enqueue_communication(const Task& task, cudaStream_t st
       }
       case TaskKind::SEND: check(ncclSend(buffer, elements, shape.type, 1, comm, stream), "ncclSend, " + where, comm); break;
       case TaskKind::RECV: check(ncclRecv(buffer, elements, shape.type, 0, comm, stream), "ncclRecv, " + where, comm); break;
-      case TaskKind::ALLTOALL: throw LiveError(where + ": all-to-all is not run live yet (issue 17)");
+      case TaskKind::ALLTOALL: {  // a share to each member, as NCCL's own all-to-all does: grouped sends and receives
+        const size_t share = elements / size_t(n), share_bytes = share * size_t(shape.element_bytes);
+        std::byte* received = buffer + elements * size_t(shape.element_bytes);
+        check(ncclGroupStart(), "ncclGroupStart, " + where, comm);
+        for (int peer = 0; peer < n; ++peer) {
+          check(ncclSend(buffer + size_t(peer) * share_bytes, share, shape.type, peer, comm, stream), "ncclSend, " + where,
+                comm);
+          check(ncclRecv(received + size_t(peer) * share_bytes, share, shape.type, peer, comm, stream),
+                "ncclRecv, " + where, comm);
+        }
+        check(ncclGroupEnd(), "ncclGroupEnd, " + where, comm);
+        break;
+      }
       default: throw LiveError(where + ": not a communication task");
     }
   }

@@ -1,6 +1,9 @@
 // Live mode with the host backend: `mpirun simtrain live` runs the Program
 // of tiny-4gpu (shrunk to CPU-sized layers) for real, and the trace it
 // writes is checked against the Program.
+#include <algorithm>
+#include <filesystem>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -108,6 +111,28 @@ TEST_F(LiveRun, DataParallelStepRunsTheProgram) {
   const fixtures::CliResult r = live(4, joined(args, {"--trace", path("live.json")}));
   ASSERT_EQ(r.code, 0) << r.err;
   expect_program_executed(program_of(args), read_chrome_trace_file(path("live.json")), r.out);
+}
+
+// All-to-alls over MPI_Alltoall, each member's blocks checked: context
+// parallelism's Ulysses exchange (TP 2 x CP 2) and expert parallelism's
+// dispatch and combine (TP 2 x DP 2, EP 2, 4 experts).
+TEST_F(LiveRun, AllToAllsOfUlyssesAndExpertParallelismRunTheProgram) {
+  const std::vector<std::string> ulysses = {"--set", "pipeline_model_parallel_size=1", "--set",
+                                            "context_parallel_size=2", "--set", "cp_comm_type=a2a"};
+  const std::vector<std::string> experts = {
+      "--set", "pipeline_model_parallel_size=1",  "--set", "model.num_experts=4",          "--set",
+      "model.num_experts_per_tok=2",              "--set", "model.moe_intermediate_size=256", "--set",
+      "expert_model_parallel_size=2",             "--set", "sequence_parallel=true"};
+  for (const std::vector<std::string>& layout : {ulysses, experts}) {
+    const std::vector<std::string> args = joined(kCpuSized, layout);
+    const Program program = program_of(args);
+    ASSERT_TRUE(std::any_of(program.tasks.begin(), program.tasks.end(),
+                            [](const Task& t) { return t.kind == TaskKind::ALLTOALL; }));
+    const fixtures::CliResult r = live(4, joined(args, {"--trace", path("live.json")}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_program_executed(program, read_chrome_trace_file(path("live.json")), r.out);
+    std::filesystem::remove(path("live.json"));
+  }
 }
 
 TEST_F(LiveRun, ScaledDownRunSaysWhatWasScaled) {
