@@ -67,7 +67,11 @@ void CompareView::share_height() {
     sizes[slot] = std::min(wanted[slot], left / others);
     left -= sizes[slot];
   }
-  sizes[2] = left;
+  // What short timelines leave goes to them as well: their lanes grow to fill it.
+  const int shown = (wanted[0] > 0 ? 1 : 0) + (wanted[1] > 0 ? 1 : 0);
+  for (int slot : {0, 1})
+    if (wanted[slot] > 0) sizes[slot] += left / shown;
+  sizes[2] = left - (shown ? left / shown * shown : 0);
   splitter_->setSizes(sizes);
 }
 

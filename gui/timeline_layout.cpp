@@ -17,6 +17,16 @@ void TimelineLayout::set_scale(double origin_seconds, double pixels_per_second) 
   pixels_per_second_ = pixels_per_second;
 }
 
+void TimelineLayout::set_lane_scale(double scale) {
+  lane_scale_ = std::clamp(scale, 1.0, max_lane_scale);
+  build_rows();
+}
+
+double TimelineLayout::lane_scale_to_fill(double height) const {
+  if (lanes_height_at_scale_1_ <= 0) return 1;
+  return std::clamp((height - unscaled_height_) / lanes_height_at_scale_1_, 1.0, max_lane_scale);
+}
+
 void TimelineLayout::expand(int stage, bool expanded) {
   expanded_[stage] = expanded;
   build_rows();
@@ -30,9 +40,10 @@ void TimelineLayout::expand_all(bool expanded) {
 void TimelineLayout::build_rows() {
   rows_.clear();
   row_of_rank_.assign(model_.program().world_size, -1);
-  const double rank_height =
-      compute_lane_height + stream_lane_height * static_cast<double>(model_.lanes().size() - 1) + row_gap;
+  const double lanes_height = lane_offset(static_cast<int>(model_.lanes().size()));
+  const double rank_height = lanes_height + row_gap;
   double y = 0;
+  int ranks_shown = 0;
   for (size_t stage = 0; stage < stage_ranks_.size(); ++stage) {
     rows_.push_back({static_cast<int>(stage), -1, y, stage_header_height});
     y += stage_header_height;
@@ -42,8 +53,11 @@ void TimelineLayout::build_rows() {
       row_of_rank_[rank] = static_cast<int>(rows_.size());
       rows_.push_back({static_cast<int>(stage), rank, y, rank_height});
       y += rank_height;
+      ++ranks_shown;
     }
   }
+  lanes_height_at_scale_1_ = ranks_shown * lanes_height / lane_scale_;
+  unscaled_height_ = y - ranks_shown * lanes_height;
 }
 
 size_t TimelineLayout::first_row_ending_below(double y) const {
@@ -58,7 +72,7 @@ std::optional<size_t> TimelineLayout::row_of_rank(int rank) const {
 }
 
 double TimelineLayout::lane_offset(int lane) const {
-  return lane == 0 ? 0 : compute_lane_height + stream_lane_height * (lane - 1);
+  return lane == 0 ? 0 : lane_scale_ * (compute_lane_height + stream_lane_height * (lane - 1));
 }
 
 std::optional<Rect> TimelineLayout::task_rect(int task) const {

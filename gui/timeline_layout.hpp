@@ -27,8 +27,9 @@ class TimelineLayout {
 public:
   static constexpr double header_width = 200;  // row labels, left of the time axis
   static constexpr double stage_header_height = 20;
-  static constexpr double compute_lane_height = 17;
+  static constexpr double compute_lane_height = 17;  // at lane scale 1
   static constexpr double stream_lane_height = 5;
+  static constexpr double max_lane_scale = 4;
   static constexpr double row_gap = 3;
 
   explicit TimelineLayout(const TimelineModel& model);
@@ -45,12 +46,19 @@ public:
   void expand(int stage, bool expanded);
   void expand_all(bool expanded);
 
+  // Lanes `scale` times their height (1 to max_lane_scale): a step of few rows fills its pane.
+  void set_lane_scale(double scale);
+  double lane_scale() const { return lane_scale_; }
+  // The lane scale at which the rows fill `height` pixels, if they are shorter at scale 1.
+  double lane_scale_to_fill(double height) const;
+
   const std::vector<TimelineRow>& rows() const { return rows_; }
   double content_height() const { return rows_.empty() ? 0 : rows_.back().y + rows_.back().height; }
+  double natural_content_height() const { return unscaled_height_ + lanes_height_at_scale_1_; }  // at lane scale 1
   size_t first_row_ending_below(double y) const;
   std::optional<size_t> row_of_rank(int rank) const;
   double lane_offset(int lane) const;  // top of a lane within its rank row
-  double lane_height(int lane) const { return lane == 0 ? compute_lane_height : stream_lane_height; }
+  double lane_height(int lane) const { return lane_scale_ * (lane == 0 ? compute_lane_height : stream_lane_height); }
 
   // A task's box in content coordinates; none if its rank is hidden or it never ran.
   std::optional<Rect> task_rect(int task) const;
@@ -63,6 +71,9 @@ private:
   const TimelineModel& model_;
   double origin_seconds_ = 0;
   double pixels_per_second_ = 1;
+  double lane_scale_ = 1;
+  double lanes_height_at_scale_1_ = 0;  // of the rows shown
+  double unscaled_height_ = 0;          // their stage headers and gaps
   std::vector<std::vector<int>> stage_ranks_;  // ranks of each stage in rank order
   std::vector<bool> expanded_;
   std::vector<TimelineRow> rows_;

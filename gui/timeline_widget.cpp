@@ -47,7 +47,8 @@ void TimelineWidget::set_model(std::shared_ptr<const TimelineModel> model, const
 
 int TimelineWidget::rows_height() const {
   if (!layout_) return QWIDGETSIZE_MAX;
-  return static_cast<int>(ruler_height + layout_->content_height()) + horizontalScrollBar()->sizeHint().height() + 2;
+  return static_cast<int>(ruler_height + layout_->natural_content_height()) + horizontalScrollBar()->sizeHint().height() +
+         2;
 }
 
 void TimelineWidget::select_task(int task) {
@@ -111,6 +112,11 @@ void TimelineWidget::on_scale_changed() {
 }
 
 void TimelineWidget::update_scroll_bars() {
+  // Rows shorter than the viewport grow to fill it (up to TimelineLayout::max_lane_scale).
+  if (layout_) {
+    const double scale = layout_->lane_scale_to_fill(viewport()->height() - ruler_height);
+    if (scale != layout_->lane_scale()) layout_->set_lane_scale(scale);
+  }
   syncing_scroll_bars_ = true;
   const double content = layout_ ? layout_->content_height() : 0;
   verticalScrollBar()->setRange(0, std::max(0, static_cast<int>(content + ruler_height) - viewport()->height()));

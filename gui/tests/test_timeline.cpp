@@ -77,6 +77,21 @@ private slots:
     QCOMPARE(std::set<int>(drawn.begin(), drawn.end()).size(), model_->program().tasks.size());
   }
 
+  // tiny-4gpu's four rows are short for the pane: the timeline takes the
+  // pane's height and its lanes grow until the rows fill it (or reach 4x).
+  void fewRowsFillThePane() {
+    QVERIFY(timeline_->height() > window_.timelines().height() * 3 / 4);
+    const double available = timeline_->viewport()->height() - ruler_height;
+    QVERIFY(layout_->lane_scale() > 1);
+    QVERIFY(layout_->content_height() <= available + 1e-6);
+    QVERIFY(layout_->lane_scale() == TimelineLayout::max_lane_scale || layout_->content_height() > available - 1);
+    QCOMPARE(layout_->lane_height(0), layout_->lane_scale() * TimelineLayout::compute_lane_height);
+    QCOMPARE(layout_->natural_content_height(), 2 * TimelineLayout::stage_header_height +
+                                                    4 * (TimelineLayout::compute_lane_height + TimelineLayout::row_gap +
+                                                         TimelineLayout::stream_lane_height *
+                                                             double(model_->lanes().size() - 1)));
+  }
+
   void boxesSitAtStartWithDurationWidth() {
     QVERIFY(layout_->pixels_per_second() > 0);
     check_geometry();
