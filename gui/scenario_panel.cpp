@@ -28,6 +28,7 @@ namespace {
 using Pointer = nlohmann::json::json_pointer;
 
 const char* invalid_style = "background-color: #fde2e1;";
+const char* message_style = "color: #b42318;";
 
 // The model a Hugging Face config.json describes, read as parse_scenario reads
 // a model given by path (leniently), wrapped in the smallest valid scenario.
@@ -178,15 +179,14 @@ void ScenarioPanel::add_integer(QFormLayout* form, const QString& label, const s
   auto* box = new WheelWhenFocused<QSpinBox>;
   box->setRange(minimum, maximum);
   box->setSpecialValueText(unset_text);  // shown at the minimum, which then means "not set"
-  form->addRow(label, box);
   const Pointer at(pointer);
   connect(box, &QSpinBox::valueChanged, this, [this, at, box, unset = !unset_text.isEmpty()](int value) {
     write(at, unset && value == box->minimum() ? std::nullopt : std::optional<nlohmann::json>(value));
   });
-  bindings_.push_back({at, box, [this, at, box] {
-                         const nlohmann::json value = document_.contains(at) ? document_[at] : nlohmann::json();
-                         box->setValue(value.is_number() ? value.get<int>() : box->minimum());
-                       }});
+  bind(form, label, box, pointer, [this, at, box] {
+    const nlohmann::json value = document_.contains(at) ? document_[at] : nlohmann::json();
+    box->setValue(value.is_number() ? value.get<int>() : box->minimum());
+  });
 }
 
 void ScenarioPanel::add_choice(QFormLayout* form, const QString& label, const std::string& pointer,
@@ -195,50 +195,59 @@ void ScenarioPanel::add_choice(QFormLayout* form, const QString& label, const st
   if (!unset_text.isEmpty()) box->addItem(unset_text);  // no data: not set
   for (const std::string& choice : choices) box->addItem(qt(choice), qt(nlohmann::json(choice).dump()));
   const int fixed_items = box->count();
-  form->addRow(label, box);
   const Pointer at(pointer);
   connect(box, &QComboBox::activated, this, [this, at, box](int index) {
     const QVariant data = box->itemData(index);
     write(at, data.isValid() ? std::optional(nlohmann::json::parse(data.toString().toStdString())) : std::nullopt);
   });
   // A value that is none of the choices (a file path, an inline object) gets an item of its own.
-  bindings_.push_back({at, box, [this, at, box, fixed_items] {
-                         while (box->count() > fixed_items) box->removeItem(fixed_items);
-                         if (!document_.contains(at)) return box->setCurrentIndex(0);
-                         const QString dumped = qt(document_[at].dump());
-                         int index = box->findData(dumped);
-                         if (index < 0) {
-                           const nlohmann::json& value = document_[at];
-                           box->addItem(value.is_string() ? qt(value.get<std::string>())
-                                                          : tr("custom: %1").arg(qt(value.value("name", std::string("inline")))),
-                                        dumped);
-                           index = box->count() - 1;
-                         }
-                         box->setCurrentIndex(index);
-                       }});
+  bind(form, label, box, pointer, [this, at, box, fixed_items] {
+    while (box->count() > fixed_items) box->removeItem(fixed_items);
+    if (!document_.contains(at)) return box->setCurrentIndex(0);
+    const QString dumped = qt(document_[at].dump());
+    int index = box->findData(dumped);
+    if (index < 0) {
+      const nlohmann::json& value = document_[at];
+      box->addItem(value.is_string() ? qt(value.get<std::string>())
+                                     : tr("custom: %1").arg(qt(value.value("name", std::string("inline")))),
+                   dumped);
+      index = box->count() - 1;
+    }
+    box->setCurrentIndex(index);
+  });
 }
 
 void ScenarioPanel::add_flag(QFormLayout* form, const QString& label, const std::string& pointer) {
   auto* box = new QCheckBox;
-  form->addRow(label, box);
   const Pointer at(pointer);
   connect(box, &QCheckBox::toggled, this, [this, at](bool on) { write(at, nlohmann::json(on)); });
-  bindings_.push_back({at, box, [this, at, box] {
-                         box->setChecked(document_.contains(at) && document_[at].is_boolean() && document_[at].get<bool>());
-                       }});
+  bind(form, label, box, pointer, [this, at, box] {
+    box->setChecked(document_.contains(at) && document_[at].is_boolean() && document_[at].get<bool>());
+  });
 }
 
 void ScenarioPanel::add_text(QFormLayout* form, const QString& label, const std::string& pointer) {
   auto* edit = new QLineEdit;
-  form->addRow(label, edit);
   const Pointer at(pointer);
   connect(edit, &QLineEdit::textEdited, this, [this, at](const QString& text) {
     write(at, text.isEmpty() ? std::nullopt : std::optional<nlohmann::json>(text.toStdString()));
   });
-  bindings_.push_back({at, edit, [this, at, edit] {
-                         const bool set = document_.contains(at) && document_[at].is_string();
-                         edit->setText(set ? qt(document_[at].get<std::string>()) : QString());
-                       }});
+  bind(form, label, edit, pointer, [this, at, edit] {
+    const bool set = document_.contains(at) && document_[at].is_string();
+    edit->setText(set ? qt(document_[at].get<std::string>()) : QString());
+  });
+}
+
+void ScenarioPanel::bind(QFormLayout* form, const QString& label, QWidget* widget, const std::string& pointer,
+                         std::function<void()> show) {
+  form->addRow(label, widget);
+  auto* message = new QLabel;
+  message->setWordWrap(true);
+  message->setStyleSheet(message_style);
+  message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  form->addRow(message);
+  form->setRowVisible(message, false);
+  bindings_.push_back({Pointer(pointer), widget, std::move(show), message});
 }
 
 void ScenarioPanel::write(const Pointer& pointer, const std::optional<nlohmann::json>& value) {
@@ -318,9 +327,13 @@ void ScenarioPanel::validate() {
   for (const Binding& b : bindings_) {
     std::string dotted = b.pointer.to_string().substr(1);
     std::replace(dotted.begin(), dotted.end(), '/', '.');
-    const bool named = error_.contains(qt(": " + dotted + ":"));
-    b.widget->setStyleSheet(named ? invalid_style : "");
-    b.widget->setToolTip(named ? error_ : QString());
+    const QString named_as = qt(": " + dotted + ": ");
+    const qsizetype at = error_.indexOf(named_as);
+    b.widget->setStyleSheet(at >= 0 ? invalid_style : "");
+    b.widget->setToolTip(at >= 0 ? error_ : QString());
+    // Beside the field, the reason alone: the file and the field are what the row shows.
+    b.message->setText(at >= 0 ? error_.mid(at + named_as.size()) : QString());
+    if (auto* form = qobject_cast<QFormLayout*>(b.message->parentWidget()->layout())) form->setRowVisible(b.message, at >= 0);
   }
   emit changed();
 }
@@ -330,6 +343,12 @@ QString ScenarioPanel::error() const { return error_; }
 QWidget* ScenarioPanel::field(const std::string& pointer) const {
   for (const Binding& b : bindings_)
     if (b.pointer == Pointer(pointer)) return b.widget;
+  return nullptr;
+}
+
+QLabel* ScenarioPanel::field_message(const std::string& pointer) const {
+  for (const Binding& b : bindings_)
+    if (b.pointer == Pointer(pointer)) return b.message;
   return nullptr;
 }
 

@@ -45,6 +45,8 @@ public:
   QString error() const;  // the InputError of the edited scenario, empty when valid
   // The widget that edits the field at `pointer`, e.g. "/parallelism/tensor_model_parallel_size".
   QWidget* field(const std::string& pointer) const;
+  // The message shown under that field when the scenario's error names it (hidden otherwise).
+  QLabel* field_message(const std::string& pointer) const;
 
 signals:
   void changed();
@@ -54,8 +56,12 @@ private:
     nlohmann::json::json_pointer pointer;
     QWidget* widget;
     std::function<void()> show;  // document -> widget
+    QLabel* message;             // under the widget: the error when it names this field
   };
 
+  // Adds the widget's row, and its message's under it, and binds it to `pointer`.
+  void bind(QFormLayout* form, const QString& label, QWidget* widget, const std::string& pointer,
+            std::function<void()> show);
   QFormLayout* add_group(const QString& title);
   void add_integer(QFormLayout* form, const QString& label, const std::string& pointer, int minimum, int maximum,
                    const QString& unset_text = {});

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <QComboBox>
+#include <QLabel>
 #include <QProgressBar>
 #include <QApplication>
 #include <QSpinBox>
@@ -40,9 +41,14 @@ private slots:
                                     "num_attention_heads (16), got 3"));
     QVERIFY(!panel.scenario());
     QVERIFY(!tp->styleSheet().isEmpty());  // the field is marked
+    const QLabel* beside = panel.field_message("/parallelism/tensor_model_parallel_size");
+    QVERIFY(!beside->isHidden());  // and the reason is under it
+    QCOMPARE(beside->text(), QString("must divide num_attention_heads (16), got 3"));
+    QVERIFY(panel.field_message("/parallelism/pipeline_model_parallel_size")->isHidden());
     tp->setValue(2);
     QCOMPARE(panel.error(), QString());
     QVERIFY(tp->styleSheet().isEmpty());
+    QVERIFY(beside->isHidden());
 
     spin(panel, "/training/micro_batch_size")->setValue(3);
     QVERIFY(panel.error().endsWith("training.global_batch_size: must be a multiple of micro_batch_size x data "
