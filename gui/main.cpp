@@ -1,5 +1,5 @@
 // simtrain-gui [scenario.json | scenario name | trace.json] [--compare ...]
-//              [--screenshot window.png] [--export timeline.png|svg]
+//              [--search results.json] [--screenshot window.png] [--export timeline.png|svg]
 // With --screenshot or --export it runs what it was given, writes the file
 // and quits (documentation, headless checks with QT_QPA_PLATFORM=offscreen).
 #include <cstdio>
@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   const QCommandLineOption screenshot("screenshot", "write a PNG of the window once everything ran, then quit", "png");
   const QCommandLineOption export_timeline("export", "export the timelines (PNG or SVG) once everything ran, then quit",
                                            "file");
-  parser.addOptions({compare, screenshot, export_timeline});
+  const QCommandLineOption search("search", "a search's results (simtrain search --json) in the Search view", "json");
+  parser.addOptions({compare, search, screenshot, export_timeline});
   parser.process(app);
 
   for (const QCommandLineOption& output : {screenshot, export_timeline})
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   window.show();
   if (!parser.positionalArguments().isEmpty()) window.open(parser.positionalArguments().front(), 0);
   if (parser.isSet(compare)) window.open(parser.value(compare), 1);
+  if (parser.isSet(search)) window.open_search_results(parser.value(search));
   if (batch) {
     QObject::connect(&window, &simtrain::gui::MainWindow::idle, &app, [&] {
       QApplication::processEvents();  // lay out what the last run showed

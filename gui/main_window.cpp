@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include "compare_view.hpp"
+#include "pareto_view.hpp"
 #include "scenario_panel.hpp"
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/input_error.hpp"
@@ -53,7 +54,8 @@ const char* slot_name(int slot) { return slot == 0 ? "A" : "B"; }
 
 }  // namespace
 
-MainWindow::MainWindow() : panel_(new ScenarioPanel), view_(new CompareView), summary_(new SummaryPanel) {
+MainWindow::MainWindow()
+    : panel_(new ScenarioPanel), view_(new CompareView), summary_(new SummaryPanel), pareto_(new ParetoView) {
   setWindowTitle("simtrain");
   setCentralWidget(view_);
 
@@ -74,6 +76,13 @@ MainWindow::MainWindow() : panel_(new ScenarioPanel), view_(new CompareView), su
   summary_dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::RightDockWidgetArea, summary_dock);
   resizeDocks({scenario_dock, summary_dock}, {340, 450}, Qt::Horizontal);
+
+  search_dock_ = new QDockWidget(tr("Search"));
+  search_dock_->setObjectName("search");
+  search_dock_->setWidget(pareto_);
+  addDockWidget(Qt::RightDockWidgetArea, search_dock_);
+  search_dock_->hide();  // until a search's results are opened
+  connect(pareto_, &ParetoView::point_chosen, this, &MainWindow::run_search_point);
 
   build_menus();
   connect(&runner_, &StepRunner::progress, this, &MainWindow::on_progress);
@@ -135,6 +144,11 @@ void MainWindow::build_menus() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open as B"), {}, tr("Scenarios and traces (*.json)"));
     if (!path.isEmpty()) open(path, 1);
   });
+  add(file, tr("Open search &results…"), QKeySequence(), [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open search results"), {},
+                                                      tr("simtrain search --json (*.json)"));
+    if (!path.isEmpty()) open_search_results(path);
+  });
   file->addSeparator();
   add(file, tr("&Save scenario"), QKeySequence::Save, [this] {
     if (scenario_path_.isEmpty()) save_as();
@@ -180,6 +194,36 @@ void MainWindow::open(const QString& path, int slot) {
     warn(QString::fromStdString(e.what()));
     if (!busy()) emit idle();
   }
+}
+
+void MainWindow::open_search_results(const QString& path) {
+  try {
+    SearchResults results = read_search_results(path.toStdString());
+    if (results.points.empty()) throw InputError(path.toStdString(), "rows", "no configuration ran in this search");
+    const std::string name = results.scenario_name;
+    if (panel_->document().value("name", std::string()) != name) panel_->load(name);
+    pareto_->set_results(std::move(results));
+    if (search_dock_->isHidden()) {
+      search_dock_->show();
+      resizeDocks({search_dock_}, {height() / 2}, Qt::Vertical);
+    }
+    statusBar()->showMessage(tr("Search of %1: %2 configurations; click a point to run it as A")
+                                 .arg(QString::fromStdString(name))
+                                 .arg(pareto_->results().points.size()));
+  } catch (const InputError& e) {
+    warn(QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::run_search_point(int index) {
+  const SearchResults& results = pareto_->results();
+  if (panel_->document().value("name", std::string()) != results.scenario_name) {
+    warn(tr("The search was of scenario %1; the form holds another: open %1 first.")
+             .arg(QString::fromStdString(results.scenario_name)));
+    return;
+  }
+  panel_->edit_document(with_point(panel_->document(), results.points[index]));
+  run(0);
 }
 
 void MainWindow::run(int slot) {

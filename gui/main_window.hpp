@@ -10,6 +10,7 @@
 
 #include "step_runner.hpp"
 
+class QDockWidget;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -17,6 +18,7 @@ class QPushButton;
 namespace simtrain::gui {
 
 class CompareView;
+class ParetoView;
 class ScenarioPanel;
 class SummaryPanel;
 
@@ -33,12 +35,18 @@ public:
   // Each asks before replacing an existing file; false if not written.
   bool save_scenario(const QString& path);
   bool export_timeline_to(const QString& path);
+  // A search's results (`simtrain search --json`) in the Search view; the
+  // scenario it searched is loaded into the form where it is not there yet.
+  void open_search_results(const QString& path);
+  // Writes the point's configuration into the form and runs it as A.
+  void run_search_point(int index);
 
   // Not interactive (batch export): problems go to stderr instead of message boxes.
   void set_interactive(bool interactive) { interactive_ = interactive; }
   bool had_problems() const { return had_problems_; }
 
   ScenarioPanel& scenario_panel() { return *panel_; }
+  ParetoView& pareto_view() { return *pareto_; }
   CompareView& timelines() { return *view_; }
   SummaryPanel& summary() { return *summary_; }
   const QProgressBar& progress_bar() const { return *progress_; }
@@ -69,6 +77,8 @@ private:
   ScenarioPanel* panel_;
   CompareView* view_;
   SummaryPanel* summary_;
+  ParetoView* pareto_;
+  QDockWidget* search_dock_;
   StepRunner runner_;
   std::deque<Queued> queue_;
   std::shared_ptr<const TimelineModel> steps_[2];

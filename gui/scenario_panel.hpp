@@ -31,6 +31,8 @@ public:
   void set_document(nlohmann::json document, const std::string& source, const std::string& base_dir);
   // A built-in scenario's name or a scenario file. Throws InputError if it is no JSON file.
   void load(const std::string& path_or_name);
+  // Replaces the document being edited, of the same file, as edits do.
+  void edit_document(nlohmann::json document) { set_document(std::move(document), source_, base_dir_); }
   // Replaces the model by a Hugging Face config.json's, written inline. Throws InputError.
   void import_model_config(const std::string& path);
   // A trace holds no scenario: shows what it says of itself in place of the

@@ -1,0 +1,120 @@
+// The Search view: a search's results (as `simtrain search --json` writes
+// them) read into points with their labels and Pareto front; a click on a
+// point writes its configuration into the form and runs it as A; files
+// that are not a search's results are refused naming the field.
+#include <fstream>
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "gui_test_support.hpp"
+#include "pareto_view.hpp"
+#include "sim/base/input_error.hpp"
+
+using namespace simtrain;
+using namespace simtrain::gui;
+
+namespace {
+
+nlohmann::json row(int rank, nlohmann::json parallelism, double step_seconds, double cost, bool own) {
+  return {{"rank", rank},
+          {"num_gpus", 4},
+          {"gpu", "H100-SXM"},
+          {"parallelism", std::move(parallelism)},
+          {"training",
+           {{"micro_batch_size", 1}, {"global_batch_size", 8}, {"seq_length", 1024}, {"dtype", "bf16"},
+            {"recompute_granularity", "none"}}},
+          {"figures", {{"step_seconds", step_seconds}, {"error", ""}}},
+          {"cost", cost},
+          {"scenario_own", own}};
+}
+
+// tiny-4gpu's search, cut to three rows: the best (on the front), the
+// scenario's own, and one that did not run (step 0).
+nlohmann::json tiny_search() {
+  return {{"scenario", {{"name", "tiny-4gpu"}}},
+          {"cost_unit", "USD"},
+          {"pareto_front_ranks", {1}},
+          {"rows",
+           {row(1, {{"tensor_model_parallel_size", 2}, {"pipeline_model_parallel_size", 1}, {"zero_stage", 1},
+                    {"sequence_parallel", true}},
+                0.004, 2.5, false),
+            row(2, {{"tensor_model_parallel_size", 2}, {"pipeline_model_parallel_size", 2}, {"schedule", "1f1b"},
+                    {"zero_stage", 0}, {"sequence_parallel", false}},
+                0.0097, 3.0, true),
+            row(3, {{"tensor_model_parallel_size", 4}, {"pipeline_model_parallel_size", 1}}, 0, 0, false)}}};
+}
+
+}  // namespace
+
+class SearchViewTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+
+  QString written(const std::string& name, const nlohmann::json& document) {
+    const QString path = dir_.filePath(QString::fromStdString(name));
+    std::ofstream(path.toStdString()) << document.dump();
+    return path;
+  }
+
+private slots:
+  void readsThePointsThatRanWithTheirLabelsAndFront() {
+    const SearchResults results = read_search_results(written("search.json", tiny_search()).toStdString());
+    QCOMPARE(results.scenario_name, std::string("tiny-4gpu"));
+    QCOMPARE(results.points.size(), size_t(2));
+    QCOMPARE(results.points[0].label, std::string("4 x H100-SXM, TP2 PP1 DP2, mb 1, ZeRO 1, SP"));
+    QCOMPARE(results.points[1].label, std::string("4 x H100-SXM, TP2 PP2 DP1, mb 1, 1f1b, ZeRO 0"));
+    QVERIFY(results.points[0].on_pareto_front && !results.points[1].on_pareto_front);
+    QVERIFY(!results.points[0].scenario_own && results.points[1].scenario_own);
+
+    nlohmann::json document = {{"parallelism", {{"data_parallel_size", 4}, {"tensor_model_parallel_size", 1}}}};
+    document = with_point(document, results.points[0]);
+    QVERIFY(document["parallelism"]["tensor_model_parallel_size"] == 2);
+    QVERIFY(!document["parallelism"].contains("data_parallel_size"));  // num_gpus gives it, as in the search
+    QVERIFY(document["cluster"]["num_gpus"] == 4);
+    QVERIFY(document["training"]["micro_batch_size"] == 1);
+  }
+
+  void refusesWhatIsNotASearchNamingTheField() {
+    const auto error = [&](const nlohmann::json& document) {
+      try {
+        read_search_results(written("bad.json", document).toStdString());
+      } catch (const InputError& e) {
+        return std::string(e.what());
+      }
+      return std::string("accepted");
+    };
+    const std::string path = dir_.filePath("bad.json").toStdString();
+    QCOMPARE(error({{"traceEvents", nlohmann::json::array()}}),
+             path + ": rows: not a search's results: expected the JSON `simtrain search --json` writes");
+    nlohmann::json no_cost = tiny_search();
+    no_cost["rows"][0].erase("cost");
+    QVERIFY(error(no_cost).rfind(path + ": rows[0]: not a search's row: ", 0) == 0);
+  }
+
+  // The front point, clicked: the form takes its TP 2 x PP 1, ZeRO 1, SP and runs it as A.
+  void clickingAPointRunsItsConfiguration() {
+    MainWindow window;
+    window.resize(1500, 900);
+    window.show();
+    window.open_search_results(written("search.json", tiny_search()));
+    QCOMPARE(window.scenario_panel().document().value("name", std::string()), std::string("tiny-4gpu"));
+    ParetoView& view = window.pareto_view();
+    QVERIFY(view.isVisible());
+    QCOMPARE(view.results().points.size(), size_t(2));
+    QCOMPARE(view.point_at(view.position_of(1)), std::optional<int>(1));
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.position_of(0).toPoint());
+    QVERIFY(QTest::qWaitFor([&] { return !window.busy(); }, 120'000));
+    QVERIFY(window.step(0));
+    const Scenario& ran = *window.step(0)->step().scenario;
+    QCOMPARE(ran.parallel.tensor, 2);
+    QCOMPARE(ran.parallel.pipeline, 1);
+    QCOMPARE(ran.parallel.data, 2);
+    QCOMPARE(ran.parallel.zero_stage, 1);
+    QVERIFY(ran.parallel.sequence_parallel);
+  }
+};
+
+QTEST_MAIN(SearchViewTest)
+#include "test_search_view.moc"
