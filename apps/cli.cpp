@@ -25,6 +25,7 @@
 #include "sim/program/pipeline_grid.hpp"
 #include "sim/program/program_builder.hpp"
 #include "sim/program/trace.hpp"
+#include "sim/scenario/fabric_match.hpp"
 
 namespace simtrain {
 
@@ -193,6 +194,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         const Scenario scenario = simulate_args.load();
         outputs.refuse_inputs(scenario.files_read);
         check_trace_ranks(trace_ranks, static_cast<int>(scenario.parallel.world_size()), scenario.parallel.pipeline);
+        if (const std::string mismatch = fabric_mismatch(scenario.cluster.gpu.name, scenario.cluster.topology);
+            !mismatch.empty())
+          err << "simtrain: warning: " << mismatch << "\n";
         sim = simulate(scenario, options, replays);
       }
       const Program& program = sim ? sim->program : replayed->traces.program;

@@ -47,10 +47,9 @@ std::string written_key(const std::string& assignment, const std::string& option
   return assignment.substr(0, equals);
 }
 
-// "training.key=value" -> key (its last dotted part).
+// "training.key=value" -> key; "cluster.topology.nic_Gbps=800" -> cluster.topology.nic_Gbps (dimension_key).
 std::string key_of(const std::string& assignment, const std::string& option) {
-  const std::string key = written_key(assignment, option);
-  return key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+  return dimension_key(written_key(assignment, option));
 }
 
 // Every item of every occurrence of a comma-separated option.
@@ -153,6 +152,9 @@ SearchCommand::SearchCommand(CLI::App& app) {
   command_->add_option("--csv", csv_path_, "write every simulated configuration as CSV; - for standard output");
   command_->add_option("--json", json_path_, "write the results as JSON; - for standard output");
   command_->add_option("--pareto-svg", svg_path_, "plot the cost/time Pareto front as SVG");
+  command_->add_flag("--fabric-follows-gpu", fabric_follows_gpu_,
+                     "run each GPU type on the built-in system built for it where the scenario's topology was built for "
+                     "another (DGX A100's for A100, ...)");
   command_->add_flag("--quiet", quiet_, "no progress bar");
 }
 
@@ -185,6 +187,7 @@ void SearchCommand::run(std::ostream& out, std::ostream& err) const {
     varied.push_back({"--vary " + written_key(assignment, "--vary"), d.key});
   }
   refuse_conflicts(scenario_.overrides, varied);
+  request.fabric_follows_gpu = fabric_follows_gpu_;
   request.objective = objective_named(objective_);
   request.top = top_;
   request.round_size = round_size_;
@@ -203,6 +206,7 @@ void SearchCommand::run(std::ostream& out, std::ostream& err) const {
       run_search(request, distribution.simulator, [&](const SearchProgress& p) { if (bar) bar->show(p); });
   bar.reset();
   if (!lead) return;
+  for (const std::string& warning : result.warnings) err << "simtrain search: warning: " << warning << "\n";
   if (!quiet_) report_speed(err, result.counts, std::chrono::steady_clock::now() - start);
   std::ostream& text = outputs.writes_standard_output() ? err : out;
   text << "searched around the scenario as given (after --set):\n";

@@ -25,6 +25,7 @@ private:
   std::string objective_ = "time", csv_path_, json_path_, svg_path_;
   int top_ = 10, jobs_ = 0, round_size_ = 16;
   double tie_percent_ = 1;
+  bool fabric_follows_gpu_ = false;
   bool quiet_ = false;
 };
 

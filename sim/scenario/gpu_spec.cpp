@@ -50,18 +50,48 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // Core GPU datasheet); the NVLink figure lives in its topology
 // (topologies/h800-ib-fat-tree.json). No matmul sweep of an H800 is
 // published: the H100 SXM's, the same silicon at the same clocks.
+// B200 (HGX B200, 1,000 W): dense bf16 2,250 and fp8 4,500 TFLOP/s (NVIDIA's
+// HGX B200 figures: 4.5 and 9 PFLOP/s with sparsity; per GPU in the tables of
+// glennklockwood.com/garden/processors/B200), 8 TB/s of HBM3e, 180 GB of it
+// per GPU (DGX B200 datasheet: 1,440 GB for 8 GPUs; 192 GB is the B200
+// package's figure), taken as GiB as the others. 148 SMs (74 of 80
+// per die: Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut
+// Rolling", 2025). NVIDIA publishes no tensor clock: 1856 MHz is the clock at
+// which 148 SMs at 8,192 dense bf16 FLOP/clock (twice Hopper's 4,096) give the
+// 2,250 TFLOP/s peak. No sustained clock is published either: the model uses
+// that same 1856 MHz, and the measured matmul ceilings bound every GEMM:
+// mamf-finder bf16 1,745.0 (77.6 % of peak) and fp8 3,432.5 TFLOP/s (76.3 %),
+// B200 SXM (github.com/stas00/ml-engineering, the guide "When Is It Worth
+// Upgrading GPUs?"). NVLink 5's 1.8 TB/s bidirectional lives in its topology
+// (topologies/dgx-b200-superpod.json).
+// MI300X (AMD Instinct MI300X data sheet, amd.com): dense bf16 1,307.4 and
+// fp8 2,614.9 TFLOP/s, 192 GB of HBM3 at 5.3 TB/s, 304 compute units, peak
+// engine clock 2100 MHz (304 CUs x 2,048 dense bf16 FLOP/clock x 2100 MHz =
+// 1,307.4 TFLOP/s); the GEMM model counts CUs as SMs. No sustained clock
+// under matrix load is published as a figure here: as for H100 SXM, 1400 MHz
+// is the clock at which the GEMM model gives the measured "Maximum Achievable
+// Matmul FLOPS" of MI300X, bf16 781.9 TFLOP/s at 4096x10240x4864 (60.1 % of
+// peak, ROCm 6.2; github.com/stas00/ml-engineering,
+// compute/accelerator/README.md), which also bounds every bf16 GEMM. No fp8
+// sweep of an MI300X is published there: fp8 GEMMs run at that clock, bounded
+// by the model alone (tests/test_gemm_model.cpp). Infinity Fabric (7 links
+// of 64 GB/s per direction to the other 7 GPUs of a node) lives in its
+// topology (topologies/mi300x-ib-fat-tree.json).
 // Rental price: the middle of the "specialty" providers' on-demand range
 // (Lambda, CoreWeave, Crusoe...: A100 80GB $1.10-1.50, H100 SXM5 $2.50-3.50,
 // H200 SXM5 $3.50-4.50 per GPU-hour; hyperscalers charge about 1.5x, long-tail
 // providers 0.7x) in the Mercatus GPU Index of May 2026
 // (mercatus-ai.com/blog/cloud-gpu-pricing). Prices move: a default, not a quote.
-// The H800 (sold in China only) has no price there: its costs are in GPU-hours.
+// The H800 (sold in China only) has no price there, nor do B200 and MI300X in
+// this project's copy of it: their costs are in GPU-hours (or --price).
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
       {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 267.9e12, 0, 1.30},
       {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 3.00},
       {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6, 794.5e12, 1453.4e12, 4.00},
       {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 0},
+      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 1745.0e12, 3432.5e12, 0},
+      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 781.9e12, 0, 0},
   };
   return gpus;
 }

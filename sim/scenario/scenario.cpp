@@ -123,8 +123,11 @@ nlohmann::json parse_override_value(const std::string& text, const std::string& 
 }
 
 // Applies `key=value` to the document; a model given as a path is resolved
-// first so that model fields can be overridden too.
-void apply_override(nlohmann::json& document, const std::string& assignment, const std::string& file) {
+// first so that model fields can be overridden too, and so is a topology
+// given by name or path (cluster.topology.nic_Gbps=800: the named system with
+// other NICs).
+void apply_override(nlohmann::json& document, const std::string& assignment, const std::string& file,
+                    const std::string& base_dir, std::vector<std::string>& files_read) {
   try {
     static_cast<void>(nlohmann::json(assignment).dump());  // the report holds the document as JSON
   } catch (const nlohmann::json::type_error&) {
@@ -143,6 +146,11 @@ void apply_override(nlohmann::json& document, const std::string& assignment, con
     while ((dot = key.find('.', start)) != std::string::npos) {
       nlohmann::json& next = (*target)[key.substr(start, dot - start)];
       if (next.is_null()) next = nlohmann::json::object();
+      if (next.is_string() && key.substr(0, dot) == "cluster.topology") {
+        std::string path_read;
+        next = topology_document(next.get<std::string>(), file, "cluster.topology", base_dir, path_read);
+        if (!path_read.empty()) files_read.push_back(path_read);
+      }
       if (!next.is_object()) throw InputError(file, "--set " + key, "'" + key.substr(0, dot) + "' is not an object");
       target = &next;
       start = dot + 1;
@@ -427,7 +435,7 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
     model_is_file = true;
     s.files_read.push_back(model_file);
   }
-  for (const std::string& assignment : overrides) apply_override(document, assignment, source);
+  for (const std::string& assignment : overrides) apply_override(document, assignment, source, base_dir, s.files_read);
 
   JsonFields top(document, source, "");
   s.source = source;

@@ -85,6 +85,18 @@ std::vector<int> parse_torus_dims(JsonFields& fields) {
   return dims;
 }
 
+std::vector<std::string> parse_built_for(JsonFields& fields) {
+  const nlohmann::json& value = fields.raw("built_for");
+  std::vector<std::string> gpus;
+  for (const nlohmann::json& gpu : value.is_array() ? value : nlohmann::json::array()) {
+    if (!gpu.is_string()) break;
+    gpus.push_back(gpu.get<std::string>());
+  }
+  if (gpus.empty() || gpus.size() != value.size())
+    fields.fail("built_for", "expected a list of GPU names, e.g. [\"H100-SXM\"], got " + value.dump());
+  return gpus;
+}
+
 void parse_torus(JsonFields& fields, Topology& t) {
   t.torus_dims = parse_torus_dims(fields);
   t.torus_link_bytes_per_second = fields.required_number("torus_link_GBps", 1e-6) * 1e9;
@@ -107,6 +119,7 @@ Topology parse_topology(const nlohmann::json& document, const std::string& file,
   Topology t;
   t.name = fields.text("name").value_or("custom");
   fields.text("description");
+  if (fields.has("built_for")) t.built_for = parse_built_for(fields);
   const std::string kind = fields.choice("kind", kind_names).value_or("fat_tree");
   t.kind = static_cast<TopologyKind>(std::find(kind_names.begin(), kind_names.end(), kind) - kind_names.begin());
   t.gpus_per_node = fields.required_integer("gpus_per_node");
@@ -149,24 +162,33 @@ std::vector<std::string> builtin_topology_names() {
   return names;
 }
 
-Topology topology_from_json(const nlohmann::json& value, const std::string& file, const std::string& field,
-                            const std::string& base_dir) {
-  if (value.is_object()) return parse_topology(value, file, field + ".");
-  if (!value.is_string()) throw InputError(file, field, "expected a topology name, a path or an object");
-  const std::string name = value.get<std::string>();
+nlohmann::json topology_document(const std::string& name, const std::string& file, const std::string& field,
+                                 const std::string& base_dir, std::string& path_read) {
   for (const EmbeddedFile& f : embedded_topologies())
-    if (f.name == name) return parse_topology(nlohmann::json::parse(f.text), "topologies/" + name + ".json", "");
+    if (f.name == name) return nlohmann::json::parse(f.text);
   std::filesystem::path path(name);
   if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
   if (std::filesystem::exists(path)) {
-    Topology topology = parse_topology(read_json_file(path.string()), path.string(), "");
-    topology.file = path.string();
-    return topology;
+    path_read = path.string();
+    return read_json_file(path_read);
   }
   if (path.extension() == ".json") throw InputError(file, field, "no such file: " + path.string());
   std::string names;
   for (const std::string& n : builtin_topology_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError(file, field, "unknown topology '" + name + "' (built in: " + names + "; or give a .json path)");
+}
+
+Topology topology_from_json(const nlohmann::json& value, const std::string& file, const std::string& field,
+                            const std::string& base_dir) {
+  if (value.is_object()) return parse_topology(value, file, field + ".");
+  if (!value.is_string()) throw InputError(file, field, "expected a topology name, a path or an object");
+  const std::string name = value.get<std::string>();
+  std::string path_read;
+  const nlohmann::json document = topology_document(name, file, field, base_dir, path_read);
+  if (path_read.empty()) return parse_topology(document, "topologies/" + name + ".json", "");
+  Topology topology = parse_topology(document, path_read, "");
+  topology.file = path_read;
+  return topology;
 }
 
 }  // namespace simtrain

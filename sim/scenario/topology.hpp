@@ -26,6 +26,8 @@ enum class TopologyKind { fat_tree, torus, dragonfly };
 struct Topology {
   std::string name;
   std::string file;  // the JSON file it was read from; empty if built in or inline
+  // The GPUs the system was built for (its NVLink figures are theirs); empty: not said.
+  std::vector<std::string> built_for;
   TopologyKind kind = TopologyKind::fat_tree;
   int gpus_per_node = 8;
   double nvlink_bytes_per_second = 0;  // per GPU per direction, line rate
@@ -70,6 +72,11 @@ std::string to_string(TopologyKind kind);
 // or an inline JSON object. Paths are relative to base_dir. Throws InputError.
 Topology topology_from_json(const nlohmann::json& value, const std::string& file,
                             const std::string& field, const std::string& base_dir);
+// The JSON object of a built-in topology name or of a topology file (its
+// path, relative to base_dir, in `path_read`; empty for a built-in one), so
+// that --set can change one of its fields. Throws InputError.
+nlohmann::json topology_document(const std::string& name, const std::string& file, const std::string& field,
+                                 const std::string& base_dir, std::string& path_read);
 // Names of the topologies compiled into the binary.
 std::vector<std::string> builtin_topology_names();
 

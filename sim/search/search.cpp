@@ -34,6 +34,7 @@ public:
   SearchResult run() {
     SearchGrid grid = enumerate_grid(req_, result_.budget_tokens);
     result_.columns = std::move(grid.columns);
+    result_.warnings = std::move(grid.warnings);
     result_.cost_unit = std::move(grid.cost_unit);
     result_.baseline_absent = std::move(grid.baseline_absent);
     result_.counts = grid.counts;

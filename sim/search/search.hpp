@@ -45,6 +45,14 @@ struct Dimension {
   std::vector<nlohmann::json> values;
 };
 
+// The dimension a --set or --vary key names: "training.micro_batch_size" ->
+// "micro_batch_size" (the bare name, as the default grid's); a key deeper
+// than a section's field stays whole ("cluster.topology.nic_Gbps").
+std::string dimension_key(const std::string& written_key);
+// Whether a dimension varies the cluster's hardware: its topology (or one of
+// the topology's fields) or its GPU type.
+bool is_hardware_key(const std::string& key);
+
 // Whether `--set set_key=...` fixes what the dimension `dimension_key` varies.
 bool sets_dimension(const std::string& set_key, const std::string& dimension_key);
 
@@ -56,6 +64,9 @@ struct SearchRequest {
   std::vector<std::string> gpu_types;     // empty: the scenario's
   std::map<std::string, double> prices;   // USD per GPU-hour by GPU name, beside cluster.price_per_gpu_hour
   std::vector<Dimension> dimensions;      // replace the default grid's, or add to it
+  // A GPU type whose scenario topology was built for other GPUs runs on the
+  // built-in system built for it, where there is one (fabric_match.hpp).
+  bool fabric_follows_gpu = false;
   Objective objective = Objective::time;
   int top = 10;          // rows of the table; 0: every simulated configuration (no bound pruning)
   int round_size = 16;   // configurations simulated between two pruning rounds
@@ -127,6 +138,7 @@ struct SearchResult {
   std::map<std::string, double> prices;  // USD per GPU-hour by GPU type, where cost_unit is USD
   double tie_fraction = 0.01;        // SearchRequest::tie_fraction
   std::string baseline_absent;       // why no row is the scenario's own configuration ("" if one is)
+  std::vector<std::string> warnings; // a GPU type on a topology built for others (fabric_mismatch), or where it followed
 };
 
 // The cells that tell a configuration apart in the tables: GPU type and

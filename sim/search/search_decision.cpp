@@ -60,6 +60,9 @@ std::string configuration_summary(const SearchResult& result, const TableLine& l
   }
   text += ", recompute " + to_string(s.training.recompute);
   if (p.tensor > 1 && p.sequence_parallel) text += ", SP";
+  // Varied hardware (--vary cluster.topology.nic_Gbps=...) is part of what the sentence recommends.
+  for (const std::string& key : extra_columns(result))
+    if (is_hardware_key(key)) text += ", " + key + "=" + configuration_cells(s, {key}).back();
   return text;
 }
 

@@ -9,6 +9,7 @@
 #include "sim/base/limits.hpp"
 #include "sim/base/text_format.hpp"
 #include "sim/model/profiled_cost_model.hpp"
+#include "sim/scenario/fabric_match.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/search/step_bound.hpp"
 #include "sim/step/memory_model.hpp"
@@ -67,6 +68,7 @@ public:
     make_dimensions();
     check_gpu_types();
     set_prices();
+    match_fabrics();
     make_choices();
     grid_.candidates = enumerate();
     refuse_what_never_fits(grid_.candidates);
@@ -82,11 +84,17 @@ private:
     for (const Dimension& d : req_.dimensions) {
       if (d.values.empty()) throw InputError("search", "--vary " + d.key, "no values");
       if (given_.count(d.key)) throw InputError("search", "--vary " + d.key, "given twice; list every value in one --vary");
+      given_.insert(d.key);
+      if (d.key == "gpu") {  // GPU types, as --gpu-types: each priced and checked as one
+        vary_gpu_types(d);
+        continue;
+      }
       if (d.key == "virtual_stages")
         check_virtual_stages(d);
+      else if (d.key.starts_with("cluster.topology."))
+        check_topology_values(d);
       else
         check_field_known(d);
-      given_.insert(d.key);
       auto same = std::find_if(dimensions_.begin(), dimensions_.end(), [&](const Dimension& e) { return e.key == d.key; });
       if (same != dimensions_.end())
         same->values = d.values;
@@ -107,6 +115,42 @@ private:
     }
   }
 
+  void vary_gpu_types(const Dimension& d) {
+    if (!req_.gpu_types.empty()) throw InputError("search", "--vary cluster.gpu", "conflicts with --gpu-types; list the GPU types once");
+    gpu_type_option_ = "--vary cluster.gpu=";
+    for (const nlohmann::json& v : d.values) {
+      if (!v.is_string()) throw InputError("search", "--vary " + d.key + "=" + v.dump(), "expected a GPU name");
+      gpu_types_.push_back(v.get<std::string>());
+    }
+  }
+
+  // Each value of a topology field, alone on the scenario: a field the
+  // topology lacks, or a value it refuses, is named before any grid point
+  // (only the grid can tell whether a value fits a strategy).
+  void check_topology_values(const Dimension& d) const {
+    const std::string field = req_.base.source + ": " + d.key + ": ";
+    const std::string as_set = req_.base.source + ": --set " + d.key + ": ";
+    const std::string topology = req_.base.source + ": cluster.topology.";  // another field the value breaks
+    for (const nlohmann::json& v : d.values) {
+      try {
+        parse_scenario(req_.base.document, req_.base.source, req_.base_dir, {d.key + "=" + v.dump()});
+      } catch (const InputError& e) {
+        std::string reason = e.what();
+        if (reason.starts_with(field))
+          reason.erase(0, field.size());
+        else if (reason.starts_with(as_set))
+          reason.erase(0, as_set.size());
+        else if (reason.starts_with(topology))
+          reason.erase(0, req_.base.source.size() + 2);
+        else
+          continue;
+        const bool any_value = reason.starts_with("unknown field") || reason.starts_with("applies to kind") ||
+                               reason.find("is not an object") != std::string::npos;
+        throw InputError("search", "--vary " + d.key + (any_value ? "" : "=" + value_text(v)), reason);
+      }
+    }
+  }
+
   // Model chunks per pipeline rank: no scenario field checks them.
   static void check_virtual_stages(const Dimension& d) {
     for (const nlohmann::json& v : d.values)
@@ -116,9 +160,11 @@ private:
   }
 
   // Each GPU type is the scenario's or a built-in one.
-  void check_gpu_types() const {
-    for (const std::string& gpu : req_.gpu_types)
-      if (gpu != req_.base.cluster.gpu.name) gpu_from_json(gpu, "search", "--gpu-types");
+  void check_gpu_types() {
+    if (gpu_types_.empty()) gpu_types_ = req_.gpu_types;
+    for (const std::string& gpu : gpu_types_)
+      if (gpu != req_.base.cluster.gpu.name)
+        gpu_from_json(gpu, "search", gpu_type_option_ == "--gpu-types " ? "--gpu-types" : gpu_type_option_ + gpu);
   }
 
   // What the user asked for, in the order of the options.
@@ -128,7 +174,7 @@ private:
       return choices_.size() - 1;
     };
     for (int64_t gpus : req_.gpu_counts) gpu_count_choices_.push_back(add("--gpus " + std::to_string(gpus)));
-    for (const std::string& gpu : req_.gpu_types) gpu_type_choices_.push_back(add("--gpu-types " + gpu));
+    for (const std::string& gpu : asked_gpu_types_) gpu_type_choices_.push_back(add(gpu_type_option_ + gpu));
     for (const Dimension& d : dimensions_) {
       std::vector<size_t>& value_choices = value_choices_.emplace_back();
       // One value of several: a single one is as --set, which the grid's own reasons explain.
@@ -154,7 +200,8 @@ private:
   }
 
   void set_prices() {
-    gpu_types_ = req_.gpu_types.empty() ? std::vector<std::string>{req_.base.cluster.gpu.name} : req_.gpu_types;
+    asked_gpu_types_ = gpu_types_;
+    if (gpu_types_.empty()) gpu_types_ = {req_.base.cluster.gpu.name};
     gpu_counts_ = req_.gpu_counts.empty() ? std::vector<int64_t>{req_.base.cluster.num_gpus} : req_.gpu_counts;
     bool all_priced = true;
     for (const std::string& gpu : gpu_types_) {
@@ -170,10 +217,38 @@ private:
     }
     for (const auto& [gpu, usd] : req_.prices)
       if (std::find(gpu_types_.begin(), gpu_types_.end(), gpu) == gpu_types_.end())
-        throw InputError("search", "--price " + gpu, "is not a GPU type of the search (--gpu-types)");
+        throw InputError("search", "--price " + gpu, "is not a GPU type of the search (--gpu-types or --vary cluster.gpu)");
     grid_.cost_unit = all_priced ? "USD" : "GPU-hours";
     if (!all_priced)
       for (const std::string& gpu : gpu_types_) grid_.prices[gpu] = 1;
+  }
+
+  // Each GPU type on the scenario's topology (or on each of --vary topology),
+  // or on the built-in system built for it (--fabric-follows-gpu); a mismatch
+  // left in place is said.
+  void match_fabrics() {
+    std::vector<Topology> topologies = {req_.base.cluster.topology};
+    auto varied = std::find_if(dimensions_.begin(), dimensions_.end(), [](const Dimension& d) { return d.key == "topology"; });
+    if (varied != dimensions_.end()) {
+      if (req_.fabric_follows_gpu)
+        throw InputError("search", "--fabric-follows-gpu", "conflicts with --vary topology (which names the topologies)");
+      topologies.clear();
+      for (const nlohmann::json& value : varied->values)
+        topologies.push_back(topology_from_json(value, "search", "--vary topology", req_.base_dir));
+    }
+    for (const Topology& topology : topologies)
+      for (const std::string& gpu : gpu_types_) {
+        const std::string mismatch = fabric_mismatch(gpu, topology);
+        if (mismatch.empty()) continue;
+        const std::optional<std::string> match = req_.fabric_follows_gpu ? builtin_topology_for(gpu, topology) : std::nullopt;
+        if (!match) {
+          grid_.warnings.push_back(mismatch);
+          continue;
+        }
+        followed_topology_[gpu] = *match;
+        grid_.warnings.push_back("GPU " + gpu + " on topology " + *match + ", built for it (--fabric-follows-gpu), not on " +
+                                 topology.name);
+      }
   }
 
   bool fixed(const std::string& key) const {
@@ -281,7 +356,12 @@ private:
     }
     std::vector<std::string> overrides = {"cluster.num_gpus=" + std::to_string(gpus)};
     if (gpu != req_.base.cluster.gpu.name) overrides.push_back("cluster.gpu=" + nlohmann::json(gpu).dump());
-    for (const auto& [key, value] : fields.items()) overrides.push_back(key + "=" + value.dump());
+    if (auto followed = followed_topology_.find(gpu); followed != followed_topology_.end())
+      overrides.push_back("cluster.topology=" + nlohmann::json(followed->second).dump());
+    // A topology's fields after the topology itself (--vary topology with --vary cluster.topology.nic_Gbps).
+    for (const bool dotted : {false, true})
+      for (const auto& [key, value] : fields.items())
+        if ((key.find('.') != std::string::npos) == dotted) overrides.push_back(key + "=" + value.dump());
     Candidate c;
     c.index = index;
     try {
@@ -323,6 +403,10 @@ private:
     c.index = static_cast<int>(grid_.counts.enumerated);
     c.scenario = base;
     c.baseline = true;
+    // Varied topology fields: its topology as an object too, so that its row shows their values.
+    if (std::any_of(dimensions_.begin(), dimensions_.end(), [](const Dimension& d) { return d.key.starts_with("cluster.topology."); }))
+      c.scenario = parse_scenario(base.document, base.source, req_.base_dir,
+                                  {"cluster.topology.name=" + nlohmann::json(base.cluster.topology.name).dump()});
     if (!assess(c)) {
       grid_.baseline_absent = "it does not fit in memory (" + format("%.1f GiB of ", c.peak_memory_bytes / GiB) +
                               format("%.1f GiB)", base.cluster.gpu.memory_bytes / GiB);
@@ -355,8 +439,11 @@ private:
   std::vector<Choice> choices_;
   std::vector<size_t> gpu_count_choices_, gpu_type_choices_;  // by index in gpu_counts_, gpu_types_ (empty: not asked for)
   std::vector<std::vector<size_t>> value_choices_;             // by dimension and value (empty: not asked for)
-  std::vector<std::string> gpu_types_;
+  std::vector<std::string> gpu_types_;        // searched: asked for, else the scenario's
+  std::vector<std::string> asked_gpu_types_;  // by --gpu-types or --vary cluster.gpu
+  std::string gpu_type_option_ = "--gpu-types ";  // how the user asked for them
   std::vector<int64_t> gpu_counts_;
+  std::map<std::string, std::string> followed_topology_;  // GPU type -> the built-in topology it runs on instead
   std::map<std::string, std::unique_ptr<CostModel>> cost_models_;
   SearchGrid grid_;
 };

@@ -33,6 +33,7 @@ struct SearchGrid {
   std::string cost_unit;                 // "USD", or "GPU-hours" when a GPU type has no price
   std::map<std::string, double> prices;  // per GPU-hour in cost_unit, by GPU type
   std::string baseline_absent;           // why the scenario's own configuration is not a candidate ("" if it is)
+  std::vector<std::string> warnings;     // SearchResult::warnings
 };
 
 // Throws InputError (naming the option) for a bad request, or one of which

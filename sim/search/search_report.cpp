@@ -18,6 +18,12 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 
 // A scenario field by its bare name, from whichever section holds it.
 nlohmann::json field(const nlohmann::json& document, const std::string& key) {
+  if (key.find('.') != std::string::npos) {  // a dotted path: cluster.topology.nic_Gbps
+    std::string path = "/" + key;
+    std::replace(path.begin(), path.end(), '.', '/');
+    const nlohmann::json::json_pointer pointer(path);
+    return document.contains(pointer) ? document.at(pointer) : nullptr;
+  }
   for (const char* section : {"model", "training", "parallelism", "cluster"})
     if (document.contains(section) && document[section].contains(key)) return document[section][key];
   return nullptr;

@@ -36,6 +36,16 @@ int64_t gpu_count_named(const std::string& text) {
   return static_cast<int64_t>(gpus);
 }
 
+std::string dimension_key(const std::string& written_key) {
+  const size_t dot = written_key.find('.');
+  if (dot == std::string::npos || written_key.find('.', dot + 1) != std::string::npos) return written_key;
+  return written_key.substr(dot + 1);
+}
+
+bool is_hardware_key(const std::string& key) {
+  return key == "gpu" || key == "topology" || key.starts_with("cluster.topology.");
+}
+
 bool sets_dimension(const std::string& set_key, const std::string& dimension_key) {
   return set_key == dimension_key ||
          (dimension_key == "virtual_stages" && set_key == "num_layers_per_virtual_pipeline_stage");
