@@ -11,6 +11,7 @@
 #include "sim/scenario/fabric_match.hpp"
 #include "sim/search/search.hpp"
 #include "sim/search/search_decision.hpp"
+#include "sim/search/search_report.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {
@@ -55,6 +56,7 @@ TEST(HardwareSearch, EachNicBandwidthIsItsOwnTopologyAndTheDataParallelStepFollo
   }
   EXPECT_THAT(result.columns, testing::Contains("cluster.topology.nic_Gbps"));
   EXPECT_THAT(decision_text(result), HasSubstr("cluster.topology.nic_Gbps=800"));
+  EXPECT_EQ(to_json(result)["rows"][0]["topology"]["nic_Gbps"], 800);  // the fastest, its topology in full
 }
 
 TEST(HardwareSearch, LeafOversubscriptionGivesDistinctTopologies) {
@@ -143,6 +145,7 @@ TEST(FabricMatch, TheSearchWarnsOfAMismatchAndFollowsTheGpuWhenAsked) {
   ASSERT_EQ(followed.code, 0) << followed.err;
   EXPECT_THAT(followed.err, HasSubstr("GPU A100-80GB on topology dgx-a100-superpod, built for it (--fabric-follows-gpu)"));
   EXPECT_THAT(followed.err, Not(HasSubstr("NVLink figures of the topology kept")));
+  EXPECT_THAT(followed.out, HasSubstr("x A100-80GB on dgx-a100-superpod, "));  // the sentence names where it ran
 }
 
 TEST(NewGpus, B200AndMi300xCarryTheirDatasheetPeaks) {

@@ -34,6 +34,14 @@ bool clusters_differ(const SearchResult& result) {
   return clusters.size() > 1;
 }
 
+// Whether the rows run on topologies the table does not show (--fabric-follows-gpu): summaries name them then.
+bool topologies_differ(const SearchResult& result) {
+  std::set<std::string> names;
+  for (const SearchRow& row : result.rows) names.insert(row.scenario.cluster.topology.name);
+  const std::vector<std::string> extra = extra_columns(result);
+  return names.size() > 1 && std::find(extra.begin(), extra.end(), "topology") == extra.end();
+}
+
 std::string cost_text(const SearchResult& result, double cost) {
   const std::string per = result.per_billion_tokens ? " per 1B tokens" : " to train";
   return significant(cost) + (result.cost_unit == "USD" ? " USD" : " GPU-hours") + per;
@@ -44,7 +52,9 @@ std::string cost_text(const SearchResult& result, double cost) {
 std::string configuration_summary(const SearchResult& result, const TableLine& line, bool with_cluster) {
   const Scenario& s = result.rows[line.rows.front()].scenario;
   const ParallelConfig& p = s.parallel;
-  std::string text = with_cluster ? std::to_string(s.cluster.num_gpus) + " x " + s.cluster.gpu.name + ", " : "";
+  std::string text = with_cluster ? std::to_string(s.cluster.num_gpus) + " x " + s.cluster.gpu.name : "";
+  if (with_cluster && topologies_differ(result)) text += " on " + s.cluster.topology.name;
+  if (with_cluster) text += ", ";
   text += "TP" + std::to_string(p.tensor) + " PP" + std::to_string(p.pipeline) + " DP" + std::to_string(p.data);
   if (s.virtual_stages() > 1) text += " VP" + std::to_string(s.virtual_stages());
   if (s.model.has_experts()) text += " EP" + std::to_string(p.expert);

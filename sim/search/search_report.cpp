@@ -266,6 +266,7 @@ nlohmann::json to_json(const SearchResult& result) {
                     {"num_gpus", row.scenario.cluster.num_gpus},
                     {"parallelism", row.scenario.document.value("parallelism", none)},
                     {"training", row.scenario.document.value("training", none)},
+                    {"topology", row.scenario.document.at("cluster").at("topology")},  // a name, or the object --vary changed
                     {"figures", to_json(row.figures)},
                     {"peak_memory_bytes", row.peak_memory_bytes},
                     {"lower_bound_step_seconds", row.lower_bound_seconds},
@@ -277,6 +278,7 @@ nlohmann::json to_json(const SearchResult& result) {
   for (int i : result.pareto) front.push_back(i + 1);
   return {{"decision", decision_text(result)},
           {"scenario_own_absent", result.baseline_absent},
+          {"warnings", result.warnings},
           {"tie_fraction", result.tie_fraction},
           {"objective", to_string(result.objective)},
           {"budget_tokens", result.budget_tokens},
