@@ -104,6 +104,10 @@ struct Shard {
   // The rank's keys and values (this TP rank's heads, its CP share of the
   // tokens): what one hop of the ring attention passes on.
   double kv_chunk_bytes() const { return 2.0 * double(tokens()) * kv_width() * element_bytes; }
+  // The rank's Q, K, V and attention output (its tokens, its TP rank's heads):
+  // what attention reads and writes, and what Ulysses (a2a) exchanges around it.
+  double qkv_bytes() const { return double(tokens()) * (q_width() + kv_width() + v_width()) * element_bytes; }
+  double attention_output_bytes() const { return double(tokens()) * o_width() * element_bytes; }
 };
 
 // The rows the busiest EP rank's experts receive per micro-batch: each of its
@@ -310,7 +314,7 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
     // Megatron counts the full (non-causal) s×s products: 4·b·s²·h/t, or
     // 2·b·s²·heads·(qk + v head dims)/t where values are narrower (latent attention).
     const double flops = 2.0 * x.batch * x.seq * x.seq * (x.q_width() + x.o_width());
-    const double bytes = double(x.tokens()) * (x.q_width() + x.kv_width() + x.v_width() + x.o_width()) * e;  // read q, k, v; write o
+    const double bytes = x.qkv_bytes() + x.attention_output_bytes();  // read q, k, v; write o
     // With context parallelism, one block per CP rank's K/V chunk. Under
     // causal load balancing every block is the work of a causal attention
     // over the rank's seq/CP tokens: the diagonal block is one, the others
@@ -465,10 +469,10 @@ void add_moe_collectives(const Shard& x, Pass& forward, Pass& backward) {
 void add_cp_exchange(const Shard& x, Pass& pass, bool gradients) {
   if (x.cp == 1) return;
   if (x.cp_comm_type == CpCommType::a2a) {
-    const double qkv_bytes = double(x.tokens()) * (x.q_width() + x.kv_width() + x.v_width()) * x.element_bytes;
-    const double out_bytes = double(x.tokens()) * x.o_width() * x.element_bytes;
-    pass.tp.push_back({TaskKind::ALLTOALL, 1, gradients ? 2 * out_bytes : qkv_bytes, false, LayerGroup::context});
-    pass.tp.push_back({TaskKind::ALLTOALL, 1, gradients ? qkv_bytes : out_bytes, false, LayerGroup::context});
+    const double before = gradients ? 2 * x.attention_output_bytes() : x.qkv_bytes();
+    const double after = gradients ? x.qkv_bytes() : x.attention_output_bytes();
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, before, false, LayerGroup::context});
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, after, false, LayerGroup::context});
     return;
   }
   const double gathered = double(x.cp) * x.kv_chunk_bytes();
@@ -483,8 +487,7 @@ void add_cp_exchange(const Shard& x, Pass& pass, bool gradients) {
 // backward, the output and its gradient received and dQ, dK, dV to send.
 double cp_exchange_buffer_bytes(const Shard& x) {
   if (x.cp == 1) return 0;
-  if (x.cp_comm_type == CpCommType::a2a)
-    return double(x.tokens()) * (2 * x.o_width() + x.q_width() + x.kv_width() + x.v_width()) * x.element_bytes;
+  if (x.cp_comm_type == CpCommType::a2a) return 2 * x.attention_output_bytes() + x.qkv_bytes();
   const double chunks = x.cp_comm_type == CpCommType::p2p ? 2 * 2 : 2 * double(x.cp);
   return chunks * x.kv_chunk_bytes();
 }
@@ -613,7 +616,7 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   if (training.recompute == Recompute::full) return layer_input;
   const double norm_inputs = 2 * layer_input + local_tokens * x.latent_width() * x.element_bytes;
   const double dropout_masks = 2 * local_tokens * x.hidden * kMaskBytes;
-  const double qkv_outputs = double(x.tokens()) * (x.q_width() + x.kv_width() + x.v_width()) * x.element_bytes;
+  const double qkv_outputs = x.qkv_bytes();
   const double mlp_activation_inputs = mlp_activation_input_bytes(x);
   const bool scores_stored = !training.flash_attention && training.recompute == Recompute::none;
   // Softmax output, dropout mask and dropout output.
