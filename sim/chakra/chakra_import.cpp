@@ -12,6 +12,7 @@
 #include <google/protobuf/util/delimited_message_util.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/base/enum_named.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/chakra/et_def.pb.h"
 #include "sim/chakra/simtrain_attributes.hpp"
@@ -28,14 +29,6 @@ const chakra::AttributeProto* find_attribute(const Attributes& attributes, const
   for (const chakra::AttributeProto& a : attributes)
     if (a.name() == name) return &a;
   return nullptr;
-}
-
-// The value of `Enum` (0 .. last) that to_string names `text`.
-template <typename Enum>
-std::optional<Enum> enum_named(const std::string& text, Enum last) {
-  for (int i = 0; i <= static_cast<int>(last); ++i)
-    if (to_string(static_cast<Enum>(i)) == text) return static_cast<Enum>(i);
-  return std::nullopt;
 }
 
 struct RankFile {
@@ -204,10 +197,16 @@ private:
           }
       groups.assign(members.begin(), members.end());
     }
-    for (auto& [name, ranks] : groups) {
-      group_of_name_[name] = static_cast<int>(result_.program.groups.size());
-      result_.program.groups.push_back({static_cast<int>(result_.program.groups.size()), CommDim::none, "pg" + name, ranks});
-    }
+    for (auto& [name, ranks] : groups) group_of_name_[name] = add_group("pg" + name, ranks);
+  }
+
+  int add_group(const std::string& name, const std::vector<int>& ranks) {
+    Group group;
+    group.id = static_cast<int>(result_.program.groups.size());
+    group.name = name;
+    group.ranks = ranks;
+    result_.program.groups.push_back(std::move(group));
+    return result_.program.groups.back().id;
   }
 
   // The group a collective names; "0" or none is every rank, as in ASTRA-sim.
@@ -218,8 +217,7 @@ private:
     if (found == group_of_name_.end() && name == "0") {
       std::vector<int> every(world_);
       for (int r = 0; r < world_; ++r) every[r] = r;
-      found = group_of_name_.emplace(name, static_cast<int>(result_.program.groups.size())).first;
-      result_.program.groups.push_back({found->second, CommDim::none, "pg0", every});
+      found = group_of_name_.emplace(name, add_group("pg0", every)).first;
     }
     if (found == group_of_name_.end())
       throw InputError(file.path, field(node, "pg_name"), "no group '" + name + "' in " + prefix_ + ".comm_groups.json");

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/base/enum_named.hpp"
 #include "sim/base/gzip_stream.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
@@ -17,18 +18,7 @@ namespace simtrain {
 
 namespace {
 
-// The value of Enum, among its first `count`, whose to_string is `text`.
-template <class Enum>
-std::optional<Enum> enum_named(const std::string& text, int count) {
-  for (int i = 0; i < count; ++i)
-    if (to_string(static_cast<Enum>(i)) == text) return static_cast<Enum>(i);
-  return std::nullopt;
-}
-constexpr int task_kinds = static_cast<int>(TaskKind::ALLTOALL) + 1;
 constexpr int streams = static_cast<int>(Stream::tp_overlap) + 1;
-constexpr int comm_dims = static_cast<int>(CommDim::cp) + 1;
-constexpr int op_classes = static_cast<int>(OpClass::optimizer) + 1;
-constexpr int dtypes = static_cast<int>(Dtype::fp8) + 1;
 
 // One element of a live trace's "ops": the Op and the seconds it took.
 std::pair<Op, double> parse_op(const nlohmann::json& value, const std::string& source, const std::string& where) {
@@ -37,7 +27,7 @@ std::pair<Op, double> parse_op(const nlohmann::json& value, const std::string& s
   op.name = f.text("op").value_or("");
   if (op.name.empty()) f.fail("op", "missing");
   const std::string op_class = f.text("class").value_or("");
-  const std::optional<OpClass> c = enum_named<OpClass>(op_class, op_classes);
+  const std::optional<OpClass> c = enum_named(op_class, OpClass::optimizer);
   if (!c) f.fail("class", op_class.empty() ? "missing" : "unknown op class '" + op_class + "'");
   op.op_class = *c;
   const nlohmann::json& shape = f.raw("shape");
@@ -110,7 +100,7 @@ public:
     t.stream = static_cast<Stream>(tid);
     r.name = f.text("name").value_or("");
     const std::string category = f.text("cat").value_or("");
-    const std::optional<TaskKind> kind = enum_named<TaskKind>(category, task_kinds);
+    const std::optional<TaskKind> kind = enum_named(category, TaskKind::ALLTOALL);
     if (!kind) f.fail("cat", "unknown task kind '" + category + "'");
     t.kind = *kind;
     const double start_us = f.required_number("ts");
@@ -121,7 +111,7 @@ public:
     t.id = static_cast<int>(args.required_integer("id", 0));
     t.stage = static_cast<int>(args.integer("stage", -1).value_or(-1));
     t.microbatch = static_cast<int>(args.integer("microbatch", -1).value_or(-1));
-    t.dim = enum_named<CommDim>(args.choice("dim", {"none", "tp", "pp", "dp", "ep", "cp"}).value_or("none"), comm_dims).value();
+    t.dim = enum_named(args.choice("dim", {"none", "tp", "pp", "dp", "ep", "cp"}).value_or("none"), CommDim::cp).value();
     t.bytes = args.number("bytes").value_or(0);
     t.count = static_cast<int>(args.integer("count").value_or(1));
     if (args.has("ops")) {  // live traces: what each op of a compute task took
@@ -234,7 +224,7 @@ private:
     live.device = *device;
     const std::optional<std::string> dtype = other.choice("dtype", {"bf16", "fp16", "fp8"});
     if (!dtype) other.fail("dtype", "missing (a live trace names the dtype it ran in)");
-    live.dtype = *enum_named<Dtype>(*dtype, dtypes);
+    live.dtype = *enum_named(*dtype, Dtype::fp8);
     live.op_seconds.resize(step.program.tasks.size());
   }
 
