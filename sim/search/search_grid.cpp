@@ -105,13 +105,11 @@ private:
 
   // A key no scenario has is refused in parse_scenario's words for `--set KEY`.
   void check_field_known(const Dimension& d) const {
-    const std::string as_set = InputError(req_.base.source, "--set " + d.key, "").what();
     try {
       parse_scenario(req_.base.document, req_.base.source, req_.base_dir, {d.key + "=" + d.values.front().dump()});
     } catch (const InputError& e) {
-      const std::string message = e.what();
-      if (message.starts_with(as_set + "unknown field"))
-        throw InputError("search", "--vary " + d.key, message.substr(as_set.size()));
+      if (e.file() == req_.base.source && e.field() == "--set " + d.key && e.reason().starts_with("unknown field"))
+        throw InputError("search", "--vary " + d.key, e.reason());
     }
   }
 
@@ -128,20 +126,16 @@ private:
   // topology lacks, or a value it refuses, is named before any grid point
   // (only the grid can tell whether a value fits a strategy).
   void check_topology_values(const Dimension& d) const {
-    const std::string field = req_.base.source + ": " + d.key + ": ";
-    const std::string as_set = req_.base.source + ": --set " + d.key + ": ";
-    const std::string topology = req_.base.source + ": cluster.topology.";  // another field the value breaks
     for (const nlohmann::json& v : d.values) {
       try {
         parse_scenario(req_.base.document, req_.base.source, req_.base_dir, {d.key + "=" + v.dump()});
       } catch (const InputError& e) {
-        std::string reason = e.what();
-        if (reason.starts_with(field))
-          reason.erase(0, field.size());
-        else if (reason.starts_with(as_set))
-          reason.erase(0, as_set.size());
-        else if (reason.starts_with(topology))
-          reason.erase(0, req_.base.source.size() + 2);
+        if (e.file() != req_.base.source) continue;
+        std::string reason;
+        if (e.field() == d.key || e.field() == "--set " + d.key)
+          reason = e.reason();
+        else if (e.field().starts_with("cluster.topology."))  // another field of the topology the value breaks
+          reason = e.field() + ": " + e.reason();
         else
           continue;
         const bool any_value = reason.starts_with("unknown field") || reason.starts_with("applies to kind") ||
