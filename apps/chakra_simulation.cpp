@@ -1,6 +1,5 @@
 #include "chakra_simulation.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -29,23 +28,12 @@ ChakraSimulation simulate_chakra(ChakraTraces traces, const std::string& prefix,
   if (!ignored.empty()) r.scenario_summary_lines.push_back("WARNING: " + ignored);
   r.scenario_summary = {{"chakra_prefix", prefix}, {"ranks", program.world_size}, {"topology", topology.name},
                         {"gpu", gpu.name}, {"ignored_nodes", sim.traces.ignored}};
-  r.stopped = sim.timeline.stopped;
-  r.stop_reason = sim.timeline.stop_reason;
+  add_replay_figures(r, program, sim.timeline);
   r.hardware_tflops_per_gpu = sim.traces.recorded_flops / r.step_seconds / program.world_size / 1e12;
   r.memory_known = false;
   long long compute_tasks = 0;
   for (const Task& t : program.tasks) compute_tasks += is_compute(t.kind);
   r.time_sources["recorded"]["Chakra duration_micros"] = compute_tasks;
-  r.simulated_tasks = static_cast<long long>(sim.timeline.simulated_tasks);
-  r.data_parallel_replicas = r.simulated_replicas = program.world_size / (program.tensor_size * program.pipeline_size);
-  if (!sim.timeline.representative_of_rank.empty()) {
-    const auto& representative = sim.timeline.representative_of_rank;
-    const auto representatives = std::count_if(representative.begin(), representative.end(), [r = 0](int rep) mutable { return rep == r++; });
-    r.simulated_replicas = static_cast<int>(representatives) / (program.tensor_size * program.pipeline_size);
-  }
-  r.approximate_after_rounds = sim.timeline.approximate_after_rounds;
-  r.flows = static_cast<long long>(sim.timeline.flows);
-  r.closed_form_collectives = static_cast<long long>(sim.timeline.closed_form_collectives);
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return sim;
 }

@@ -133,8 +133,7 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   r.scenario_summary_lines = scenario_summary_lines(s, w);
   r.scenario_summary = scenario_summary_json(s, w);
   r.configuration = s.document;
-  r.stopped = timeline.stopped;
-  r.stop_reason = timeline.stop_reason;
+  add_replay_figures(r, program, timeline);
   const double gpus = program.world_size;
   const double peak = s.training.dtype == Dtype::fp8 ? s.cluster.gpu.peak_fp8_flops : s.cluster.gpu.peak_bf16_flops;
   r.tokens_per_second = w.tokens_per_step / r.step_seconds;
@@ -155,7 +154,13 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   for (size_t i = 0; i < program.works.size(); ++i)
     for (const Op& op : program.works[i].ops)
       r.time_sources[to_string(op.op_class)][to_string(cost_model.op_time(op, s.training.dtype).source)] += uses[i];
+  r.wall_seconds = wall_seconds;
+  return r;
+}
 
+void add_replay_figures(StepReport& r, const Program& program, const Timeline& timeline) {
+  r.stopped = timeline.stopped;
+  r.stop_reason = timeline.stop_reason;
   r.simulated_tasks = static_cast<long long>(timeline.simulated_tasks);
   r.data_parallel_replicas = program.world_size / (program.tensor_size * program.pipeline_size);
   r.simulated_replicas = r.data_parallel_replicas;
@@ -167,8 +172,6 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   r.approximate_after_rounds = timeline.approximate_after_rounds;
   r.flows = static_cast<long long>(timeline.flows);
   r.closed_form_collectives = static_cast<long long>(timeline.closed_form_collectives);
-  r.wall_seconds = wall_seconds;
-  return r;
 }
 
 namespace {

@@ -107,6 +107,10 @@ struct StepReport {
 // step time and, per pipeline stage (its tp 0, dp 0 rank), where the time
 // went; bubble fraction and the mean split. Other fields stay zero.
 StepReport timing_report(const Program& program, const Timeline& timeline);
+// What the replay says of itself: whether it stopped and why, the tasks it
+// simulated, the data-parallel replicas it ran of all, its flows and
+// closed-form collectives.
+void add_replay_figures(StepReport& report, const Program& program, const Timeline& timeline);
 
 StepReport make_report(const Scenario& scenario, const Workload& workload, const Program& program,
                        const Timeline& timeline, const CostModel& cost_model, double wall_seconds);
