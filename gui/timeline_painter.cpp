@@ -177,9 +177,9 @@ private:
       const Task& task = model_.program().tasks[tasks[i]];
       const TaskTiming& t = model_.timing(task.id);
       if (t.start > t1_) break;
-      const QColor color = task_color(model_.program(), task);
       const double x = layout_.x_of(t.start), width = (t.end - t.start) * pps;
       if (width >= 1) {
+        const QColor color = task_color(model_.program(), task);
         flush();
         // A one-pixel gap keeps neighbours apart.
         p_.fillRect(QRectF(x, top, width >= 3 ? width - 1 : width, height), color);
