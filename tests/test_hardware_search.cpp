@@ -149,23 +149,26 @@ TEST(FabricMatch, TheSearchWarnsOfAMismatchAndFollowsTheGpuWhenAsked) {
 }
 
 TEST(NewGpus, B200AndMi300xCarryTheirDatasheetPeaks) {
-  const GpuSpec* b200 = builtin_gpu("B200");
-  ASSERT_NE(b200, nullptr);
-  EXPECT_DOUBLE_EQ(b200->peak_bf16_flops, 2250e12);
-  EXPECT_DOUBLE_EQ(b200->peak_fp8_flops, 4500e12);
-  EXPECT_DOUBLE_EQ(b200->hbm_bytes_per_second, 8000e9);
-  EXPECT_DOUBLE_EQ(b200->memory_bytes, 180 * GiB);
-  EXPECT_EQ(b200->sm_count, 148);
-  EXPECT_NEAR(b200->sm_count * 8192 * b200->tensor_clock_hz, b200->peak_bf16_flops, 1e-3 * b200->peak_bf16_flops);
-
-  const GpuSpec* mi300x = builtin_gpu("MI300X");
-  ASSERT_NE(mi300x, nullptr);
-  EXPECT_DOUBLE_EQ(mi300x->peak_bf16_flops, 1307.4e12);
-  EXPECT_DOUBLE_EQ(mi300x->peak_fp8_flops, 2614.9e12);
-  EXPECT_DOUBLE_EQ(mi300x->hbm_bytes_per_second, 5300e9);
-  EXPECT_DOUBLE_EQ(mi300x->memory_bytes, 192 * GiB);
-  EXPECT_EQ(mi300x->sm_count, 304);
-  EXPECT_NEAR(mi300x->sm_count * 2048 * mi300x->tensor_clock_hz, mi300x->peak_bf16_flops, 1e-4 * mi300x->peak_bf16_flops);
+  // Datasheet peaks; SMs (CUs) x dense bf16 FLOP per clock x tensor clock gives the bf16 peak.
+  struct Datasheet {
+    const char* name;
+    double bf16_flops, fp8_flops, hbm_bytes_per_second, memory_bytes;
+    int sm_count;
+    double flops_per_clock, tolerance;
+  };
+  for (const Datasheet& d : {Datasheet{"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 8192, 1e-3},
+                             Datasheet{"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2048, 1e-4}}) {
+    SCOPED_TRACE(d.name);
+    const GpuSpec* gpu = builtin_gpu(d.name);
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_DOUBLE_EQ(gpu->peak_bf16_flops, d.bf16_flops);
+    EXPECT_DOUBLE_EQ(gpu->peak_fp8_flops, d.fp8_flops);
+    EXPECT_DOUBLE_EQ(gpu->hbm_bytes_per_second, d.hbm_bytes_per_second);
+    EXPECT_DOUBLE_EQ(gpu->memory_bytes, d.memory_bytes);
+    EXPECT_EQ(gpu->sm_count, d.sm_count);
+    EXPECT_NEAR(gpu->sm_count * d.flops_per_clock * gpu->tensor_clock_hz, gpu->peak_bf16_flops,
+                d.tolerance * gpu->peak_bf16_flops);
+  }
 
   const GpuSpec* h800 = builtin_gpu("H800");
   ASSERT_NE(h800, nullptr);
