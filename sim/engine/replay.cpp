@@ -92,6 +92,15 @@ public:
     return finish();
   }
 
+  // By rank: the rank whose tasks ran for its own, position by position (stand_in).
+  std::vector<int> timing_sources() const {
+    std::vector<int> source(prog_.world_size);
+    for (int r = 0; r < prog_.world_size; ++r)
+      source[r] = lanes_.lane_of(classes_.representative_of_rank()[r]).members[0];
+    return source;
+  }
+  const std::vector<TaskTiming>& timings() const { return timing_; }
+
 private:
   // What the actors of a lane wait on for each other's tasks.
   struct LaneSync {
@@ -343,17 +352,13 @@ private:
     });
   }
 
-  // Gives every task the times of the task that ran for it.
+  // The step's figures; each task's times stay in timings(), by the ranks
+  // that ran them (timing_sources()).
   Timeline finish() {
     Timeline timeline;
-    timeline.tasks.resize(prog_.tasks.size());
     timeline.stopped = stopped_;
     timeline.stop_reason = stop_reason_;
-    for (const Task& t : prog_.tasks) {
-      timeline.tasks[t.id] = timing_[ran_as(t.id)];
-      timeline.step_seconds = std::max(timeline.step_seconds, timeline.tasks[t.id].end);
-      if (timeline.tasks[t.id].end < 0 && !stopped_) throw std::logic_error("task never ran: " + task_name(prog_, t));
-    }
+    for (const TaskTiming& timing : timing_) timeline.step_seconds = std::max(timeline.step_seconds, timing.end);
     if (stopped_) timeline.step_seconds = stop_seconds_;
     timeline.flows = flows_sent_;
     timeline.closed_form_collectives = closed_form_;
@@ -362,18 +367,18 @@ private:
     if (classes_.count() < prog_.world_size / (prog_.tensor_size * prog_.pipeline_size))
       timeline.representative_of_rank = classes_.representative_of_rank();
     timeline.approximate_after_rounds = classes_.approximate_after_rounds();
-    timeline.busiest_links = busiest_links(timeline);
+    timeline.busiest_links = busiest_links();
     return timeline;
   }
 
   // Bytes each link carried: every lane task that started put its flows (or
   // its closed form's bytes) on their links, whether it ran or stood for.
-  std::vector<LinkLoad> busiest_links(const Timeline& timeline) const {
+  std::vector<LinkLoad> busiest_links() const {
     std::vector<double> link_bytes(fabric_.links().size(), 0.0);
     if (!options_.free_communication)
       for (const Task& t : prog_.tasks) {
         const LaneComm* comm = flows_.comm(t.id);
-        if (!comm || timeline.tasks[t.id].start < 0) continue;
+        if (!comm || timing_[ran_as(t.id)].start < 0) continue;
         if (comm->closed_form)
           for (const auto& [link, bytes] : comm->closed_form->link_bytes) link_bytes[link] += bytes;
         for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f)
@@ -434,10 +439,16 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
     };
   const std::string bytes = run_in_child(
       [&](const ProgressSender& send_progress) {
-        return timeline_to_bytes(Replay(program, fabric, work_seconds, options, send_progress).run());
+        Replay simulation(program, fabric, work_seconds, options, send_progress);
+        const Timeline figures = simulation.run();
+        return timeline_to_bytes(figures, program, simulation.timing_sources(), simulation.timings());
       },
       child);
-  return timeline_from_bytes(bytes, program.tasks.size());
+  Timeline timeline = timeline_from_bytes(bytes, program);
+  if (!timeline.stopped)
+    for (const Task& t : program.tasks)
+      if (timeline.tasks[t.id].end < 0) throw std::logic_error("task never ran: " + task_name(program, t));
+  return timeline;
 }
 
 }  // namespace simtrain

@@ -36,32 +36,54 @@ std::string take_text(const std::string& in, size_t& offset) {
   return in.substr(offset - size, size);
 }
 
+template <typename T>
+void append_array(std::string& out, const std::vector<T>& values) {
+  append(out, static_cast<uint64_t>(values.size()));
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+template <typename T>
+std::vector<T> take_array(const std::string& in, size_t& offset) {
+  const uint64_t size = take<uint64_t>(in, offset);
+  if (size > (in.size() - offset) / sizeof(T)) truncated();
+  std::vector<T> values(size);
+  std::memcpy(values.data(), in.data() + offset, size * sizeof(T));
+  offset += size * sizeof(T);
+  return values;
+}
+
+bool is_pre_posted_receive(const Task& task) { return task.kind == TaskKind::RECV && !is_posted_in_order(task); }
+
 }  // namespace
 
-std::string timeline_to_bytes(const Timeline& timeline) {
+std::string timeline_to_bytes(const Timeline& figures, const Program& program, const std::vector<int>& timing_source,
+                              std::span<const TaskTiming> timing_by_id) {
   std::string out;
-  append(out, timeline.step_seconds);
-  append(out, timeline.flows);
-  append(out, timeline.closed_form_collectives);
-  append(out, timeline.simulated_tasks);
-  append(out, timeline.tasks_stood_for);
-  append(out, static_cast<uint64_t>(timeline.representative_of_rank.size()));
-  out.append(reinterpret_cast<const char*>(timeline.representative_of_rank.data()),
-             timeline.representative_of_rank.size() * sizeof(int));
-  append(out, static_cast<uint64_t>(timeline.approximate_after_rounds));
-  append(out, static_cast<uint64_t>(timeline.stopped));
-  append_text(out, timeline.stop_reason);
-  append(out, static_cast<uint64_t>(timeline.busiest_links.size()));
-  for (const LinkLoad& load : timeline.busiest_links) {
+  append(out, figures.step_seconds);
+  append(out, figures.flows);
+  append(out, figures.closed_form_collectives);
+  append(out, figures.simulated_tasks);
+  append(out, figures.tasks_stood_for);
+  append_array(out, figures.representative_of_rank);
+  append(out, static_cast<uint64_t>(figures.approximate_after_rounds));
+  append(out, static_cast<uint64_t>(figures.stopped));
+  append_text(out, figures.stop_reason);
+  append(out, static_cast<uint64_t>(figures.busiest_links.size()));
+  for (const LinkLoad& load : figures.busiest_links) {
     append_text(out, load.link);
     append(out, load.bytes);
     append(out, load.bytes_per_second);
   }
-  out.append(reinterpret_cast<const char*>(timeline.tasks.data()), timeline.tasks.size() * sizeof(TaskTiming));
+  append_array(out, timing_source);
+  std::vector<TaskTiming> source_timings;
+  for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank)
+    if (timing_source[rank] == rank)
+      for (int id : program.rank_tasks(rank)) source_timings.push_back(timing_by_id[id]);
+  append_array(out, source_timings);
   return out;
 }
 
-Timeline timeline_from_bytes(const std::string& bytes, size_t task_count) {
+Timeline timeline_from_bytes(const std::string& bytes, const Program& program) {
   size_t offset = 0;
   Timeline timeline;
   timeline.step_seconds = take<double>(bytes, offset);
@@ -69,10 +91,7 @@ Timeline timeline_from_bytes(const std::string& bytes, size_t task_count) {
   timeline.closed_form_collectives = take<uint64_t>(bytes, offset);
   timeline.simulated_tasks = take<uint64_t>(bytes, offset);
   timeline.tasks_stood_for = take<uint64_t>(bytes, offset);
-  const uint64_t ranks = take<uint64_t>(bytes, offset);
-  if (ranks > (bytes.size() - offset) / sizeof(int)) truncated();
-  timeline.representative_of_rank.resize(ranks);
-  for (int& rank : timeline.representative_of_rank) rank = take<int>(bytes, offset);
+  timeline.representative_of_rank = take_array<int>(bytes, offset);
   timeline.approximate_after_rounds = static_cast<int>(take<uint64_t>(bytes, offset));
   timeline.stopped = take<uint64_t>(bytes, offset) != 0;
   timeline.stop_reason = take_text(bytes, offset);
@@ -82,9 +101,40 @@ Timeline timeline_from_bytes(const std::string& bytes, size_t task_count) {
     load.bytes = take<double>(bytes, offset);
     load.bytes_per_second = take<double>(bytes, offset);
   }
-  timeline.tasks.resize(task_count);
-  if (bytes.size() - offset != timeline.tasks.size() * sizeof(TaskTiming)) truncated();
-  std::memcpy(timeline.tasks.data(), bytes.data() + offset, bytes.size() - offset);
+  const std::vector<int> timing_source = take_array<int>(bytes, offset);
+  const std::vector<TaskTiming> source_timings = take_array<TaskTiming>(bytes, offset);
+  if (offset != bytes.size()) truncated();
+  if (timing_source.size() != static_cast<size_t>(program.rank_lists()))
+    throw std::runtime_error("simulation process returned the times of another Program's ranks");
+
+  // Where each source's times begin in source_timings.
+  std::vector<size_t> first_timing(timing_source.size(), 0);
+  size_t sent = 0;
+  for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank) {
+    const int source = timing_source[rank];
+    if (source < 0 || source >= static_cast<int>(timing_source.size()) || timing_source[source] != source ||
+        program.rank_tasks(source).size() != program.rank_tasks(rank).size())
+      throw std::runtime_error("simulation process returned a timing source that did not run");
+    if (source == rank) {
+      first_timing[rank] = sent;
+      sent += program.rank_tasks(rank).size();
+    }
+  }
+  if (sent != source_timings.size()) truncated();
+
+  timeline.tasks.resize(program.tasks.size());
+  for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank) {
+    const RankTaskIds mine = program.rank_tasks(rank);
+    const size_t first = first_timing[timing_source[rank]];
+    for (size_t i = 0; i < mine.size(); ++i) timeline.tasks[mine[i]] = source_timings[first + i];
+  }
+  // A pre-posted RECV spans the transfer of the SEND its source's RECV receives.
+  for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank) {
+    const RankTaskIds mine = program.rank_tasks(rank), source = program.rank_tasks(timing_source[rank]);
+    for (size_t i = 0; i < mine.size(); ++i)
+      if (is_pre_posted_receive(program.tasks[source[i]]))
+        timeline.tasks[mine[i]] = timeline.tasks[program.deps(source[i]).front()];
+  }
   return timeline;
 }
 

@@ -1,15 +1,32 @@
 #pragma once
 // A Timeline as bytes, exact doubles included: how a replay's result comes
 // back from the child process that simulated it.
+//
+// A symmetry-reduced replay runs one rank for many (a TP group's first rank
+// for the group, a replica for its class), and each rank that did not run
+// takes, position by position along its task list, the times of the rank
+// that ran for it: its timing source. Only the sources' times travel, so a
+// 3,072-GPU step that ran 64 ranks sends their tasks' times, not 3,072
+// ranks' (which the receiving side lays out again).
+#include <span>
 #include <string>
+#include <vector>
 
+#include "sim/program/program.hpp"
 #include "sim/program/timeline.hpp"
 
 namespace simtrain {
 
-std::string timeline_to_bytes(const Timeline& timeline);
-// The timeline of a Program with `task_count` tasks (live is never sent).
-// Throws std::runtime_error for bytes that end too soon or go on too long.
-Timeline timeline_from_bytes(const std::string& bytes, size_t task_count);
+// `figures`: the Timeline but its tasks. `timing_source`: by rank, the rank
+// whose times it takes (itself where it ran its own). `timing_by_id`: by task
+// id, set at least for the sources' tasks that ran (a pre-posted RECV, which
+// only spans its SEND's transfer, is not read: it takes its SEND's times).
+std::string timeline_to_bytes(const Timeline& figures, const Program& program, const std::vector<int>& timing_source,
+                              std::span<const TaskTiming> timing_by_id);
+
+// The Timeline of `program`, every rank's tasks with their times (live is
+// never sent). Throws std::runtime_error for bytes that end too soon, go on
+// too long or name ranks the Program lacks.
+Timeline timeline_from_bytes(const std::string& bytes, const Program& program);
 
 }  // namespace simtrain
