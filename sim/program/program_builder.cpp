@@ -15,15 +15,17 @@ class Numbering {
 public:
   explicit Numbering(Program& program) : program_(program) {}
 
-  // Room for `ranks` ranks like `first`, so that the Program's arrays grow
-  // once rather than doubling (copies and page faults) all the way.
+  // Room for `ranks` ranks of up to twice `first`'s tasks, so that the
+  // Program's arrays never grow by copying (a 1.5 GiB copy for the 1T job):
+  // other stages hold more tasks than the first (it receives no activations),
+  // and room never written costs address space only, not memory.
   void reserve(const RankTasks& first, int ranks) {
     size_t deps = 0, sends = 0;
     for (const LoweredTask& lowered : first.tasks) {
       deps += lowered.deps.size() + (lowered.task.kind == TaskKind::RECV);
       sends += lowered.task.kind == TaskKind::SEND;
     }
-    const size_t scale = static_cast<size_t>(ranks) + static_cast<size_t>(ranks) / 8;  // ranks may differ a little
+    const size_t scale = 2 * static_cast<size_t>(ranks);
     program_.tasks.reserve(first.tasks.size() * scale);
     program_.dep_begin.reserve(first.tasks.size() * scale + 1);
     program_.dep_ids.reserve(deps * scale);
