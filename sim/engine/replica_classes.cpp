@@ -22,10 +22,11 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser
   return x ^ (x >> 31);
 }
 
-// How many different values: an open-addressing set (0 marks a free slot,
-// so 0 itself is counted apart).
-size_t count_distinct(const std::vector<uint64_t>& values) {
-  std::vector<uint64_t> slots(std::bit_ceil(2 * values.size() + 2), 0);
+// How many different values: an open-addressing set in `slots` (0 marks a
+// free slot, so 0 itself is counted apart), which the caller keeps from one
+// round to the next: millions of flows make it tens of MiB to map again.
+size_t count_distinct(const std::vector<uint64_t>& values, std::vector<uint64_t>& slots) {
+  slots.assign(std::bit_ceil(2 * values.size() + 2), 0);
   const size_t mask = slots.size() - 1;
   size_t count = 0;
   bool zero = false;
@@ -266,7 +267,8 @@ ReplicaClasses::Refined ReplicaClasses::refine_colours(std::vector<uint64_t> flo
   };
   Refined refined;
   Colours& c = refined.colours;
-  size_t flow_colours = count_distinct(flow_colour);
+  std::vector<uint64_t> slots;
+  size_t flow_colours = count_distinct(flow_colour, slots);
   std::vector<uint64_t> next(flow_colour.size());
   for (int round = 0;; ++round) {
     c.link = link_base;
@@ -281,7 +283,7 @@ ReplicaClasses::Refined ReplicaClasses::refine_colours(std::vector<uint64_t> flo
       for (int link : route(f)) links_seen += mix(c.link[link]);
       next[f] = combine(flow_colour[f], links_seen);
     }
-    const size_t now = count_distinct(next);
+    const size_t now = count_distinct(next, slots);
     if (now == flow_colours) break;
     flow_colours = now;
     flow_colour.swap(next);
