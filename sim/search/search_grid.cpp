@@ -30,12 +30,13 @@ int recompute_level(const Scenario& s) { return static_cast<int>(s.training.reco
 
 // The rule a grid point's InputError names, without that point's figures:
 // "f.json: cluster.num_gpus: must be a multiple of tensor x pipeline parallel size (4), got 3"
-// -> "cluster.num_gpus must be a multiple of tensor x pipeline parallel size".
-std::string rule_broken(std::string message, const std::string& source) {
-  if (message.starts_with(source + ": ")) message.erase(0, source.size() + 2);
-  message = message.substr(0, std::min(message.find(" ("), message.find(", got ")));
-  if (const size_t colon = message.find(": "); colon != std::string::npos) message.replace(colon, 2, " ");
-  return message;
+// -> "cluster.num_gpus must be a multiple of tensor x pipeline parallel size";
+// the file is named where it is not the scenario's (a topology's, a model's).
+std::string rule_broken(const InputError& error, const std::string& source) {
+  const std::string& reason = error.reason();
+  const std::string rule = reason.substr(0, std::min(reason.find(" ("), reason.find(", got ")));
+  const std::string where = error.file() == source ? error.field() : error.file() + ": " + error.field();
+  return where.empty() ? rule : where + " " + rule;
 }
 
 std::string value_text(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
@@ -361,7 +362,7 @@ private:
     try {
       c.scenario = parse_scenario(base, req_.base.source, req_.base_dir, overrides);
     } catch (const InputError& e) {
-      rule = rule_broken(e.what(), req_.base.source);
+      rule = rule_broken(e, req_.base.source);
       return Verdict::invalid;
     }
     if (!assess(c)) return Verdict::out_of_memory;
