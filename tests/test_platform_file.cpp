@@ -112,10 +112,13 @@ TEST(PlatformFile, ExportedTopologyReplaysTinyToTheSameStepTime) {
   EXPECT_NEAR(t.platform_seconds / t.json_seconds, 1.0, 0.01);
 }
 
-TEST(PlatformFile, Exported16GpuTopologyReplaysToTheSameStepTime) {
-  // TP 2 x PP 2 x DP 4 on two DGX H100 nodes: data-parallel rings cross the NICs and leaves.
-  const StepTimes t = json_and_exported("tiny-4gpu", {"cluster.num_gpus=16", "training.global_batch_size=32"});
-  EXPECT_NEAR(t.platform_seconds / t.json_seconds, 1.0, 0.01);
+TEST(PlatformFile, Exported16GpuTopologiesReplayToTheSameStepTime) {
+  // TP 2 x PP 2 x DP 4: data-parallel rings leave the node (DGX H100: over NICs and leaves).
+  for (const std::string topology : {"dgx-h100-superpod", "tpu-v5p-torus", "perlmutter-dragonfly"}) {
+    const StepTimes t = json_and_exported(
+        "tiny-4gpu", {"cluster.num_gpus=16", "training.global_batch_size=32", "cluster.topology=" + topology});
+    EXPECT_NEAR(t.platform_seconds / t.json_seconds, 1.0, 0.01) << topology;
+  }
 }
 
 TEST(PlatformFile, ReportSaysWhatIsOffForAPlatform) {
