@@ -27,7 +27,7 @@ const char* unshared_policy(sg4::Link::SharingPolicy policy) {
   }
 }
 
-// Runs in the child: the routes between the first `gpus` hosts as CBOR, or {"error": reason}.
+// Runs in the child: the links and routes between the first `gpus` hosts, or {"error": reason}.
 nlohmann::json read_routes(const std::string& path, int gpus) {
   sg4::Engine engine("simtrain-platform");
   configure_simgrid();
