@@ -5,6 +5,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/engine/replay.hpp"
+#include "sim/engine/platform_file.hpp"
 #include "sim/network/fabric.hpp"
 
 namespace simtrain {
@@ -17,7 +18,7 @@ ChakraSimulation simulate_chakra(ChakraTraces traces, const std::string& prefix,
   if (const int slots = topology.max_gpus(); slots > 0 && program.world_size > slots)
     throw InputError("--topology", "", "'" + topology.name + "' holds " + std::to_string(slots) + " GPUs, the traces have " +
                                            std::to_string(program.world_size) + " ranks");
-  sim.timeline = replay(program, Fabric(topology, program.world_size), sim.traces.work_seconds, options);
+  sim.timeline = replay(program, Fabric(with_platform_routes(topology, program.world_size), program.world_size), sim.traces.work_seconds, options);
 
   StepReport& r = sim.report = timing_report(program, sim.timeline);
   r.scenario_name = "Chakra traces " + prefix;

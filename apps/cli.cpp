@@ -10,6 +10,7 @@
 #include "chakra_simulation.hpp"
 #include "live_command.hpp"
 #include "megatron_command.hpp"
+#include "platform_command.hpp"
 #include "process_world.hpp"
 #include "profile_plan.hpp"
 #include "profiler.hpp"
@@ -144,6 +145,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   LiveCommands live_commands(app);
   MegatronCommand megatron_command(app);
   ChakraCommand chakra_command(app);
+  PlatformCommand platform_command(app);
 
   app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
 
@@ -238,6 +240,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       search_command.run(out, err);
     } else if (chakra_command.parsed()) {
       chakra_command.run(out);
+    } else if (platform_command.parsed()) {
+      platform_command.run(out);
     } else if (megatron_command.parsed()) {
       megatron_command.run(out, err);
     } else if (schedule_command->parsed()) {

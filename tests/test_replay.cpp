@@ -13,7 +13,9 @@
 #include "test_support.hpp"
 
 using namespace simtrain;
+using simtrain::fixtures::lone_collective;
 using simtrain::fixtures::one_gpu_per_node;
+using simtrain::fixtures::ring_seconds;
 
 namespace {
 
@@ -39,35 +41,6 @@ Timeline replay_uniform(const std::string& schedule, int p, int m, int v, StageT
   ReplayOptions options;
   options.free_communication = true;
   return replay(program, Fabric(s.cluster.topology, program.world_size), uniform_durations(program, t), options);
-}
-
-// One collective over ranks 0..n-1, on the dp or tp dimension.
-Program lone_collective(int n, TaskKind kind, double bytes, CommDim dim) {
-  Program p;
-  p.world_size = n;
-  p.tensor_size = dim == CommDim::tp ? n : 1;
-  p.coords.resize(n);
-  Group g{0, dim, dim == CommDim::tp ? "tp0" : "dp0", {}};
-  for (int r = 0; r < n; ++r) g.ranks.push_back(r);
-  p.groups.push_back(g);
-  for (int r = 0; r < n; ++r) {
-    Task t;
-    t.rank = r;
-    t.stream = dim == CommDim::tp ? Stream::compute : Stream::dp;
-    t.kind = kind;
-    t.dim = dim;
-    t.group = 0;
-    t.bytes = bytes;
-    p.add_task(t);
-    p.end_rank();
-  }
-  return p;
-}
-
-double ring_seconds(TaskKind kind, int n, double bytes, double bandwidth, double step_latency) {
-  const double factor = kind == TaskKind::ALLREDUCE ? 2.0 * (n - 1) / n : (n - 1.0) / n;
-  const int steps = kind == TaskKind::ALLREDUCE ? 2 * (n - 1) : n - 1;
-  return factor * bytes / bandwidth + steps * step_latency;
 }
 
 // The tasks of `rank` on `stream`, in issue order.

@@ -78,6 +78,36 @@ inline Topology one_gpu_per_node(double nic_GBps, double hop_latency_seconds) {
   return t;
 }
 
+// One collective over ranks 0..n-1, on the dp or tp dimension.
+inline Program lone_collective(int n, TaskKind kind, double bytes, CommDim dim) {
+  Program p;
+  p.world_size = n;
+  p.tensor_size = dim == CommDim::tp ? n : 1;
+  p.coords.resize(n);
+  Group g{0, dim, dim == CommDim::tp ? "tp0" : "dp0", {}};
+  for (int r = 0; r < n; ++r) g.ranks.push_back(r);
+  p.groups.push_back(g);
+  for (int r = 0; r < n; ++r) {
+    Task t;
+    t.rank = r;
+    t.stream = dim == CommDim::tp ? Stream::compute : Stream::dp;
+    t.kind = kind;
+    t.dim = dim;
+    t.group = 0;
+    t.bytes = bytes;
+    p.add_task(t);
+    p.end_rank();
+  }
+  return p;
+}
+
+// A ring collective's closed form: bytes over the bandwidth, one step latency per step.
+inline double ring_seconds(TaskKind kind, int n, double bytes, double bandwidth, double step_latency) {
+  const double factor = kind == TaskKind::ALLREDUCE ? 2.0 * (n - 1) / n : (n - 1.0) / n;
+  const int steps = kind == TaskKind::ALLREDUCE ? 2 * (n - 1) : n - 1;
+  return factor * bytes / bandwidth + steps * step_latency;
+}
+
 struct CliResult {
   int code;
   std::string out, err;

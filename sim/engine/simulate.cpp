@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sim/base/input_error.hpp"
+#include "sim/engine/platform_file.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/network/fabric.hpp"
 #include "sim/program/program_builder.hpp"
@@ -31,7 +32,7 @@ void check_link_names(const Fabric& fabric, const ReplayOptions& options, const 
 
 namespace {
 
-Sensitivity replay_sensitivity(const Scenario& scenario, const Program& program, const Fabric& fabric,
+Sensitivity replay_sensitivity(const Topology& topology, const Program& program, const Fabric& fabric,
                                const std::vector<double>& work_seconds, ReplayOptions options) {
   options.on_progress = nullptr;
   Sensitivity s;
@@ -39,7 +40,7 @@ Sensitivity replay_sensitivity(const Scenario& scenario, const Program& program,
   std::vector<double> slower = work_seconds;
   for (double& seconds : slower) seconds *= kSensitivityComputeFactor;
   s.compute_slower_seconds = replay(program, fabric, slower, options).step_seconds;
-  Topology slower_network = scenario.cluster.topology;  // efficiencies scale every link's bandwidth
+  Topology slower_network = topology;  // efficiencies scale every link's bandwidth
   slower_network.nvlink_efficiency *= kSensitivityNetworkFactor;
   slower_network.network_efficiency *= kSensitivityNetworkFactor;
   s.network_slower_seconds =
@@ -56,7 +57,8 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options, Sens
   sim.program = build_program(scenario, sim.workload);
   const std::unique_ptr<CostModel> selected_cost_model = make_cost_model(scenario);  // kernel profile, else roofline
   const CostModel& cost_model = *selected_cost_model;
-  const Fabric fabric(scenario.cluster.topology, sim.program.world_size, sim.program.servers);
+  const Topology topology = with_platform_routes(scenario.cluster.topology, sim.program.world_size);
+  const Fabric fabric(topology, sim.program.world_size, sim.program.servers);
   ReplayOptions cluster_options = options;
   const Heterogeneity& h = scenario.cluster.heterogeneity;
   if (cluster_options.gpu_speed_factors.empty()) cluster_options.gpu_speed_factors = h.gpu_speed_factors;
@@ -68,7 +70,7 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options, Sens
   sim.report = make_report(scenario, sim.workload, sim.program, sim.timeline, cost_model, wall_seconds);
   if (sensitivity == SensitivityReplays::always ||
       (sensitivity == SensitivityReplays::automatic && sim.program.tasks.size() <= kSensitivityTaskLimit))
-    sim.report.sensitivity = replay_sensitivity(scenario, sim.program, fabric, work_seconds, cluster_options);
+    sim.report.sensitivity = replay_sensitivity(topology, sim.program, fabric, work_seconds, cluster_options);
   else if (sensitivity == SensitivityReplays::automatic)
     sim.report.sensitivity = Sensitivity{};
   return sim;

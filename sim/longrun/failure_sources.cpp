@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/base/input_error.hpp"
+#include "sim/engine/platform_file.hpp"
 #include "sim/network/fabric.hpp"
 
 namespace simtrain {
@@ -72,7 +73,7 @@ FailureSource scheduled_source(const Scenario& s, size_t index, const Fabric& fa
 ClusterFailures cluster_failures(const Scenario& s, int world_size) {
   const ReliabilityConfig& rel = s.run.reliability;
   const double nodes = std::ceil(static_cast<double>(world_size) / s.cluster.topology.gpus_per_node);
-  const Fabric fabric(s.cluster.topology, world_size);
+  const Fabric fabric(with_platform_routes(s.cluster.topology, world_size), world_size);
   const LinkCounts links = count_links(fabric);
   ClusterFailures failures;
   failures.random = {{Component::gpu, rate(world_size, rel.gpu_mtbf_hours), true},

@@ -1,9 +1,10 @@
 #include "sim/network/fabric.hpp"
 
 #include <algorithm>
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+
+#include "sim/network/platform_routes.hpp"
 
 namespace simtrain {
 
@@ -22,6 +23,10 @@ Fabric::Fabric(const Topology& topology, int num_gpus, int servers) : t_(topolog
   if (t_.max_gpus() > 0 && num_gpus > t_.max_gpus())
     throw std::invalid_argument("topology " + t_.name + " holds " + std::to_string(t_.max_gpus()) + " GPUs, not " +
                                 std::to_string(num_gpus));
+  if (t_.kind == TopologyKind::simgrid_platform) {
+    build_platform();
+    return;
+  }
   const int nodes = ceil_div(num_gpus, t_.gpus_per_node);
   nvlink_base_ = static_cast<int>(links_.size());
   for (int g = 0; g < num_gpus; ++g)
@@ -31,6 +36,7 @@ Fabric::Fabric(const Topology& topology, int num_gpus, int servers) : t_(topolog
     case TopologyKind::fat_tree: build_fat_tree(nodes); break;
     case TopologyKind::torus: build_torus(); break;
     case TopologyKind::dragonfly: build_dragonfly(nodes); break;
+    case TopologyKind::simgrid_platform: break;
   }
   if (servers > 0 && t_.kind != TopologyKind::fat_tree)
     throw std::invalid_argument("parameter servers need a fat-tree topology, not " + t_.name);
@@ -112,6 +118,16 @@ void Fabric::build_dragonfly(int nodes) {
       if (h != g) add_link("global" + std::to_string(g) + "-" + std::to_string(h), global, t_.global_link_latency_seconds);
 }
 
+void Fabric::build_platform() {
+  if (!t_.platform) throw std::invalid_argument("platform file " + t_.platform_file + " was not loaded");
+  if (num_gpus_ > t_.platform->gpus)
+    throw std::invalid_argument("platform file " + t_.platform_file + " routes " + std::to_string(t_.platform->gpus) +
+                                " hosts, not " + std::to_string(num_gpus_));
+  if (servers_ > 0) throw std::invalid_argument("parameter servers need a fat-tree topology, not a platform file");
+  for (const LinkSpec& link : t_.platform->links)
+    add_link(link.name, link.bytes_per_second * t_.network_efficiency, link.latency_seconds);
+}
+
 int Fabric::nic_of(int gpu) const {
   const int gpus_per_nic = t_.gpus_per_node / t_.nics_per_node;
   return node_of(gpu) * t_.nics_per_node + (gpu % t_.gpus_per_node) / gpus_per_nic;
@@ -142,12 +158,14 @@ int Fabric::global_link(int from_group, int to_group) const {
 
 std::vector<int> Fabric::route(int src, int dst) const {
   if (src == dst) return {};
+  if (t_.kind == TopologyKind::simgrid_platform) return t_.platform->route(src, dst);
   if (src >= num_gpus_ || dst >= num_gpus_) return server_route(src, dst);
   if (node_of(src) == node_of(dst)) return {nvlink_base_ + 2 * src, nvlink_base_ + 2 * dst + 1};
   switch (t_.kind) {
     case TopologyKind::torus: return torus_route(src, dst);
     case TopologyKind::dragonfly: return dragonfly_route(src, dst);
-    case TopologyKind::fat_tree: break;
+    case TopologyKind::fat_tree:
+    case TopologyKind::simgrid_platform: break;
   }
   return fat_tree_route(src, dst);
 }

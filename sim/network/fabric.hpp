@@ -28,6 +28,9 @@
 //   after the GPUs, hanging off the core with one NIC each: server{s}_up
 //   (server to core) / _down. A GPU reaches them over its NIC, leaf and pod
 //   uplinks.
+// - simgrid_platform: the links of the file, named as SimGrid names them
+//   (a SPLITDUPLEX link is two: name_UP, name_DOWN), and SimGrid's route
+//   between each pair of hosts (sim/network/platform_routes.hpp).
 #include <string>
 #include <vector>
 
@@ -70,6 +73,7 @@ private:
   void build_fat_tree(int nodes);
   void build_torus();
   void build_dragonfly(int nodes);
+  void build_platform();
   std::vector<int> fat_tree_route(int src, int dst) const;
   std::vector<int> torus_route(int src, int dst) const;
   std::vector<int> dragonfly_route(int src, int dst) const;

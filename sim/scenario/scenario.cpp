@@ -451,6 +451,8 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
   s.cluster.num_gpus = cluster.required_integer("num_gpus");
   s.cluster.topology = topology_from_json(cluster.raw("topology"), source, "cluster.topology", base_dir);
   if (!s.cluster.topology.file.empty()) s.files_read.push_back(s.cluster.topology.file);
+  if (const std::string& xml = s.cluster.topology.platform_file; !xml.empty() && xml != s.cluster.topology.file)
+    s.files_read.push_back(xml);
   if (const std::optional<std::string> profile = cluster.text("kernel_profile")) {
     const std::filesystem::path path = std::filesystem::path(base_dir) / *profile;  // an absolute path stays as it is
     if (!std::filesystem::is_regular_file(path)) cluster.fail("kernel_profile", "no such file: " + path.string());

@@ -18,7 +18,8 @@ constexpr int64_t max_torus_positions = 1 << 20;
 constexpr int64_t max_dragonfly_groups = 1024;
 constexpr int64_t max_routers_per_group = 256;
 
-const std::vector<std::string> kind_names = {"fat_tree", "torus", "dragonfly"};
+const std::vector<std::string> kind_names = {"fat_tree", "torus", "dragonfly", "simgrid_platform"};
+const std::vector<TopologyKind> built_kinds = {TopologyKind::fat_tree, TopologyKind::torus, TopologyKind::dragonfly};
 
 // Fields that only some kinds read: named as such when another kind has one.
 const std::vector<std::pair<std::vector<std::string>, std::vector<TopologyKind>>> kind_fields = {
@@ -29,7 +30,9 @@ const std::vector<std::pair<std::vector<std::string>, std::vector<TopologyKind>>
     {{"torus_dims", "torus_link_GBps", "torus_link_latency_us"}, {TopologyKind::torus}},
     {{"dragonfly_groups", "routers_per_group", "nodes_per_router", "local_link_GBps", "local_link_latency_us",
       "global_link_GBps", "global_link_latency_us"},
-     {TopologyKind::dragonfly}}};
+     {TopologyKind::dragonfly}},
+    {{"nvlink_GBps", "nvlink_latency_us", "nvlink_efficiency"}, built_kinds},
+    {{"platform_file"}, {TopologyKind::simgrid_platform}}};
 
 void reject_other_kinds_fields(const JsonFields& fields, TopologyKind kind) {
   for (const auto& [keys, kinds] : kind_fields) {
@@ -114,7 +117,21 @@ void parse_dragonfly(JsonFields& fields, Topology& t) {
   t.global_link_latency_seconds = seconds_from_us(fields, "global_link_latency_us");
 }
 
-Topology parse_topology(const nlohmann::json& document, const std::string& file, const std::string& path) {
+// Every link comes from the file, at network_efficiency of its bandwidth; a
+// node is one host unless gpus_per_node says otherwise.
+void parse_platform(JsonFields& fields, Topology& t, const std::string& dir) {
+  t.gpus_per_node = fields.integer("gpus_per_node").value_or(1);
+  t.network_efficiency = fields.number("network_efficiency", 1e-3).value_or(1);
+  if (t.network_efficiency > 1) fields.fail("network_efficiency", "must be at most 1");
+  const std::optional<std::string> file = fields.text("platform_file");
+  if (!file) fields.fail("platform_file", "required: the SimGrid platform XML, e.g. \"cluster.xml\"");
+  t.platform_file = (std::filesystem::path(dir) / *file).string();  // an absolute path stays as it is
+  if (!std::filesystem::is_regular_file(t.platform_file)) fields.fail("platform_file", "no such file: " + t.platform_file);
+}
+
+// `dir`: what a relative platform_file is relative to.
+Topology parse_topology(const nlohmann::json& document, const std::string& file, const std::string& path,
+                        const std::string& dir) {
   JsonFields fields(document, file, path);
   Topology t;
   t.name = fields.text("name").value_or("custom");
@@ -122,6 +139,12 @@ Topology parse_topology(const nlohmann::json& document, const std::string& file,
   if (fields.has("built_for")) t.built_for = parse_built_for(fields);
   const std::string kind = fields.choice("kind", kind_names).value_or("fat_tree");
   t.kind = static_cast<TopologyKind>(std::find(kind_names.begin(), kind_names.end(), kind) - kind_names.begin());
+  if (t.kind == TopologyKind::simgrid_platform) {
+    parse_platform(fields, t, dir);
+    reject_other_kinds_fields(fields, t.kind);
+    fields.reject_unknown();
+    return t;
+  }
   t.gpus_per_node = fields.required_integer("gpus_per_node");
   t.nvlink_bytes_per_second = fields.required_number("nvlink_GBps", 1e-6) * 1e9;
   t.nvlink_latency_seconds = seconds_from_us(fields, "nvlink_latency_us");
@@ -133,20 +156,37 @@ Topology parse_topology(const nlohmann::json& document, const std::string& file,
     case TopologyKind::fat_tree: parse_fat_tree(fields, t); break;
     case TopologyKind::torus: parse_torus(fields, t); break;
     case TopologyKind::dragonfly: parse_dragonfly(fields, t); break;
+    case TopologyKind::simgrid_platform: break;  // returned above
   }
   reject_other_kinds_fields(fields, t.kind);
   fields.reject_unknown();
   return t;
 }
 
+// A platform file named as the topology stands for this object (its path
+// absolute: --set may inline it in a scenario elsewhere).
+nlohmann::json platform_document(const std::filesystem::path& path) {
+  return {{"name", path.stem().string()},
+          {"kind", "simgrid_platform"},
+          {"platform_file", std::filesystem::absolute(path).lexically_normal().string()}};
+}
+
 }  // namespace
+
+std::vector<std::string> simgrid_platform_notes() {
+  return {"routes are SimGrid's, one path per pair of hosts (no ECMP or adaptive routing)",
+          "no bundled links: each SimGrid link is one cable (physical_links = 1), so a link fails whole",
+          "host speeds are ignored: compute times come from the GPU's cost model",
+          "parameter servers and checkpoint writes (train) need a JSON topology"};
+}
 
 std::string to_string(TopologyKind kind) { return kind_names[static_cast<size_t>(kind)]; }
 
 int Topology::max_gpus() const {
   double nodes = 0;  // a double: the product may pass an int's range
   switch (kind) {
-    case TopologyKind::fat_tree: return 0;
+    case TopologyKind::fat_tree:
+    case TopologyKind::simgrid_platform: return 0;
     case TopologyKind::torus:
       nodes = 1;
       for (int size : torus_dims) nodes *= size;
@@ -170,23 +210,25 @@ nlohmann::json topology_document(const std::string& name, const std::string& fil
   if (path.is_relative()) path = std::filesystem::path(base_dir) / path;
   if (std::filesystem::exists(path)) {
     path_read = path.string();
-    return read_json_file(path_read);
+    return path.extension() == ".xml" ? platform_document(path) : read_json_file(path_read);
   }
-  if (path.extension() == ".json") throw InputError(file, field, "no such file: " + path.string());
+  if (path.extension() == ".json" || path.extension() == ".xml")
+    throw InputError(file, field, "no such file: " + path.string());
   std::string names;
   for (const std::string& n : builtin_topology_names()) names += (names.empty() ? "" : ", ") + n;
-  throw InputError(file, field, "unknown topology '" + name + "' (built in: " + names + "; or give a .json path)");
+  throw InputError(file, field,
+                   "unknown topology '" + name + "' (built in: " + names + "; or give a .json or SimGrid .xml path)");
 }
 
 Topology topology_from_json(const nlohmann::json& value, const std::string& file, const std::string& field,
                             const std::string& base_dir) {
-  if (value.is_object()) return parse_topology(value, file, field + ".");
+  if (value.is_object()) return parse_topology(value, file, field + ".", base_dir);
   if (!value.is_string()) throw InputError(file, field, "expected a topology name, a path or an object");
   const std::string name = value.get<std::string>();
   std::string path_read;
   const nlohmann::json document = topology_document(name, file, field, base_dir, path_read);
-  if (path_read.empty()) return parse_topology(document, "topologies/" + name + ".json", "");
-  Topology topology = parse_topology(document, path_read, "");
+  if (path_read.empty()) return parse_topology(document, "topologies/" + name + ".json", "", base_dir);
+  Topology topology = parse_topology(document, path_read, "", std::filesystem::path(path_read).parent_path().string());
   topology.file = path_read;
   return topology;
 }

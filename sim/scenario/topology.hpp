@@ -14,6 +14,11 @@
 // - dragonfly: the NICs of a node go to one router; the routers of a group are
 //   joined all-to-all by local links, and every pair of groups by one global
 //   link.
+// - simgrid_platform: a SimGrid platform XML file written by the user (or by
+//   `simtrain export-platform`): its hosts in document order are the GPUs in
+//   rank order, its links and routes are taken as SimGrid reads them
+//   (sim/engine/platform_file.hpp loads them into `platform`).
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +26,9 @@
 
 namespace simtrain {
 
-enum class TopologyKind { fat_tree, torus, dragonfly };
+enum class TopologyKind { fat_tree, torus, dragonfly, simgrid_platform };
+
+struct PlatformRoutes;  // sim/network/platform_routes.hpp
 
 struct Topology {
   std::string name;
@@ -60,16 +67,26 @@ struct Topology {
   // Achievable fraction of line rate for NCCL traffic, from nccl-tests busbw;
   // network_efficiency applies to every link outside the node.
   double nvlink_efficiency = 1;
-  double network_efficiency = 1;
+  double network_efficiency = 1;  // a platform file's links: this fraction of their bandwidth
+  // SimGrid platform: the XML file, and its links and routes once loaded
+  // (null until then: the core reads no XML).
+  std::string platform_file;
+  std::shared_ptr<const PlatformRoutes> platform;
 
-  // GPUs the topology can hold: 0 for a fat tree, which grows with the job.
+  // GPUs the topology can hold: 0 for a fat tree, which grows with the job,
+  // and for a platform file not loaded yet.
   int max_gpus() const;
 };
 
+// What a SimGrid platform file cannot express of simtrain's fabrics, or is
+// read differently from a JSON topology: one sentence each, for the report.
+std::vector<std::string> simgrid_platform_notes();
+
 std::string to_string(TopologyKind kind);
 
-// A built-in topology name (see topologies/) or a path to a topology JSON,
-// or an inline JSON object. Paths are relative to base_dir. Throws InputError.
+// A built-in topology name (see topologies/), a path to a topology JSON or to
+// a SimGrid platform XML (ending in .xml), or an inline JSON object. Paths are
+// relative to base_dir. Throws InputError.
 Topology topology_from_json(const nlohmann::json& value, const std::string& file,
                             const std::string& field, const std::string& base_dir);
 // The JSON object of a built-in topology name or of a topology file (its

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "sim/network/collective_plan.hpp"
+#include "sim/engine/platform_file.hpp"
 #include "sim/network/fabric.hpp"
 #include "sim/scenario/rank_layout.hpp"
 
@@ -33,7 +34,7 @@ public:
   StepBound(const Scenario& s, const Workload& w, const CostModel& cost_model)
       : s_(s), w_(w), cost_model_(cost_model), layout_(s.parallel), t_(layout_.tensor), p_(layout_.pipeline),
         d_(layout_.data), stages_(static_cast<int>(w.stage_layers.size())),
-        fabric_(s.cluster.topology, layout_.world_size()) {
+        fabric_(with_platform_routes(s.cluster.topology, layout_.world_size()), layout_.world_size()) {
     for (int r = 0; r < t_; ++r) tp_ranks_.push_back(r);
     for (int stage = 0; stage < stages_; ++stage) {
       Passes& x = stage_.emplace_back();

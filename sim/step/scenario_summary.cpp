@@ -44,7 +44,7 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
           : "";
   const std::string expert_parallel =
       m.has_experts() ? ", EP " + std::to_string(p.expert) + " (" + to_string(p.moe_dispatcher) + ")" : "";
-  return {
+  std::vector<std::string> lines = {
       aligned_line("model", m.name + ": " + std::to_string(m.num_layers) + " layers, hidden size " +
                                 std::to_string(m.hidden_size) + experts + ", " +
                                 parameter_count(w.total_parameters) + " parameters"),
@@ -61,6 +61,13 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
                                    (t.dtype == Dtype::fp8 ? " (" + to_string(t.fp8_recipe) + " scaling)" : "") +
                                    ", recompute " + to_string(t.recompute)),
   };
+  // A platform file's limits, said where the cluster is; a JSON topology's lines stay as they were.
+  if (s.cluster.topology.kind == TopologyKind::simgrid_platform) {
+    std::vector<std::string> notes = {aligned_line("NOTE", "SimGrid platform " + s.cluster.topology.platform_file + ":")};
+    for (const std::string& note : simgrid_platform_notes()) notes.push_back(aligned_line("", note));
+    lines.insert(lines.begin() + 2, notes.begin(), notes.end());  // after the cluster line
+  }
+  return lines;
 }
 
 nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& w) {
@@ -98,6 +105,9 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& 
     summary["training"]["moe_load_imbalance"] = t.moe_load_imbalance;
     summary["training"]["capacity_factor"] = t.capacity_factor > 0 ? nlohmann::ordered_json(t.capacity_factor) : nullptr;
   }
+  if (s.cluster.topology.kind == TopologyKind::simgrid_platform)
+    summary["cluster"]["simgrid_platform"] = {{"file", s.cluster.topology.platform_file},
+                                              {"notes", simgrid_platform_notes()}};
   if (p.context > 1) {
     summary["parallelism"]["context_parallel_size"] = p.context;
     summary["parallelism"]["cp_comm_type"] = to_string(p.cp_comm_type);
