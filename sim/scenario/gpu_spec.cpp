@@ -68,10 +68,12 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // page, nvidia.com/en-us/data-center/gb200-nvl72): the rack's 360 PFLOP/s
 // bf16 and 720 PFLOP/s fp8 (with sparsity) over its 72 GPUs, halved for
 // dense: 2,500 and 5,000 TFLOP/s; its 13.4 TB of HBM3e at 576 TB/s: 186 GB
-// (taken as GiB as the others) at 8 TB/s per GPU. NVIDIA publishes neither
-// SMs nor clocks for it: 148 SMs is the B200's (the same Blackwell GPU), and
-// 2062 MHz the clock at which 148 SMs at 8,192 dense bf16 FLOP/clock give
-// the 2,500 TFLOP/s peak, used as sustained too, as for B200. No matmul
+// (taken as GiB as the others) at 8 TB/s per GPU (some accounts of the
+// page give 13.5 TB, 192 GB per GPU). NVIDIA publishes neither SMs nor
+// clocks for it: 148 SMs is assumed, the B200's (the same Blackwell
+// silicon, at a higher peak), and 2062 MHz is the clock at which 148 SMs at
+// 8,192 dense bf16 FLOP/clock give the 2,500 TFLOP/s peak, used as
+// sustained too, as for B200. No matmul
 // sweep of a GB200 is published: its ceilings are derived, the B200 SXM's
 // measured ones at the same fraction of peak (77.6 % bf16, 76.3 % fp8):
 // 1,938.9 and 3,813.9 TFLOP/s. NVLink 5 across the rack (900 GB/s per GPU
