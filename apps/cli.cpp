@@ -42,6 +42,13 @@ void list_builtins(std::ostream& out) {
   out << "\n";
 }
 
+// A GPU on a system built for another keeps that system's NVLink: said before its figures.
+void warn_of_fabric_mismatch(const Scenario& scenario, std::ostream& err) {
+  if (const std::string mismatch = fabric_mismatch(scenario.cluster.gpu.name, scenario.cluster.topology);
+      !mismatch.empty())
+    err << "simtrain: warning: " << mismatch << "\n";
+}
+
 }  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -196,9 +203,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         const Scenario scenario = simulate_args.load();
         outputs.refuse_inputs(scenario.files_read);
         check_trace_ranks(trace_ranks, static_cast<int>(scenario.parallel.world_size()), scenario.parallel.pipeline);
-        if (const std::string mismatch = fabric_mismatch(scenario.cluster.gpu.name, scenario.cluster.topology);
-            !mismatch.empty())
-          err << "simtrain: warning: " << mismatch << "\n";
+        warn_of_fabric_mismatch(scenario, err);
         sim = simulate(scenario, options, replays);
       }
       const Program& program = sim ? sim->program : replayed->traces.program;
@@ -217,6 +222,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       outputs.add("--report", run_report_path);
       const Scenario scenario = train_args.load();
       outputs.refuse_inputs(scenario.files_read);
+      warn_of_fabric_mismatch(scenario, err);
       const bool show_progress = !train_quiet && ::isatty(STDERR_FILENO);
       if (show_progress)
         train_request.on_progress = [&err](const TrainProgress& p) {

@@ -44,6 +44,8 @@ const std::vector<Figure>& figure_rows() {
       {"MFU", Unit::fraction, false, simulated(&StepReport::mfu)},
       {"pipeline bubble", Unit::fraction, true, [](const StepResult& s) { return std::optional(s.report.bubble_fraction); }},
       {"exposed TP comm", Unit::seconds, true, timed(&TimeSplit::exposed_tp_seconds)},
+      {"exposed EP comm", Unit::seconds, true, timed(&TimeSplit::exposed_ep_seconds)},
+      {"exposed CP comm", Unit::seconds, true, timed(&TimeSplit::exposed_cp_seconds)},
       {"exposed PP comm", Unit::seconds, true, timed(&TimeSplit::exposed_pp_seconds)},
       {"exposed DP comm", Unit::seconds, true, timed(&TimeSplit::exposed_dp_seconds)},
       {"peak memory/GPU", Unit::bytes, true, simulated(&StepReport::peak_memory_bytes)},
@@ -93,17 +95,17 @@ void set_cell(QTableWidget* table, int row, int column, const QString& text, con
 }  // namespace
 
 SummaryPanel::SummaryPanel(QWidget* parent)
-    : QWidget(parent), names_(new QLabel), figures_(read_only_table(2)), stages_(read_only_table(7)),
+    : QWidget(parent), names_(new QLabel), figures_(read_only_table(2)), stages_(read_only_table(9)),
       notes_(new QLabel) {
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(names_);
   layout->addWidget(figures_);
   auto* where = new QLabel(tr("<b>Where the time went</b> per pipeline stage (its tp 0, dp 0 rank): compute, "
-                              "communication not hidden by compute (TP, PP, DP), idle"));
+                              "communication not hidden by compute (TP, EP, CP, PP, DP), idle"));
   where->setWordWrap(true);
   layout->addWidget(where);
-  stages_->setHorizontalHeaderLabels({tr("stage"), tr("compute"), tr("TP"), tr("PP"), tr("DP"), tr("idle"),
-                                      tr("bubble")});
+  stages_->setHorizontalHeaderLabels({tr("stage"), tr("compute"), tr("TP"), tr("EP"), tr("CP"), tr("PP"), tr("DP"),
+                                      tr("idle"), tr("bubble")});
   layout->addWidget(stages_);
   for (int slot = 0; slot < 2; ++slot) {
     memory_titles_[slot] = new QLabel;
@@ -188,8 +190,8 @@ void SummaryPanel::show_stages(const StepResult* a, const StepResult* b) {
       const TimeSplit& t = stage.time;
       set_cell(stages_, row, 0, (b ? QString(slot == 0 ? "A " : "B ") : QString()) + QString::number(stage.pipeline_rank));
       int column = 1;
-      for (double seconds : {t.compute_seconds, t.exposed_tp_seconds, t.exposed_pp_seconds, t.exposed_dp_seconds,
-                             t.idle_seconds})
+      for (double seconds : {t.compute_seconds, t.exposed_tp_seconds, t.exposed_ep_seconds, t.exposed_cp_seconds,
+                             t.exposed_pp_seconds, t.exposed_dp_seconds, t.idle_seconds})
         set_cell(stages_, row, column++, QString::fromStdString(format_duration(seconds)));
       set_cell(stages_, row, column, QString::fromStdString(format_percent(t.idle_seconds / s->report.step_seconds)));
     }

@@ -23,13 +23,14 @@ BoxKind box_kind(const Task& task) {
     case CommDim::tp: return BoxKind::tp_comm;
     case CommDim::pp: return BoxKind::pp_comm;
     case CommDim::cp: return BoxKind::cp_comm;
+    case CommDim::ep: return BoxKind::ep_comm;
     default: return BoxKind::dp_comm;
   }
 }
 
 const char* to_label(BoxKind kind) {
   static const char* labels[] = {"forward",   "backward", "weight grad", "recompute",
-                                 "optimizer", "TP comm",  "PP comm",     "DP comm", "CP comm"};
+                                 "optimizer", "TP comm",  "PP comm",     "DP comm", "CP comm", "EP comm"};
   return labels[static_cast<int>(kind)];
 }
 

@@ -13,8 +13,8 @@ namespace simtrain::gui {
 
 // Colour classes of the timeline's boxes. Backward is the whole backward, or
 // its input-gradient part where the schedule splits off the weight gradients.
-enum class BoxKind { forward, backward_input, backward_weight, recompute, optimizer, tp_comm, pp_comm, dp_comm, cp_comm };
-constexpr int box_kind_count = 9;
+enum class BoxKind { forward, backward_input, backward_weight, recompute, optimizer, tp_comm, pp_comm, dp_comm, cp_comm, ep_comm };
+constexpr int box_kind_count = 10;
 BoxKind box_kind(const Task& task);
 const char* to_label(BoxKind kind);  // "forward", "TP comm", ...
 

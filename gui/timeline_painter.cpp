@@ -275,6 +275,7 @@ QColor box_color(BoxKind kind, int chunk) {
       QColor(255, 157, 77),   // PP: orange
       QColor(109, 200, 236),  // DP: cyan
       QColor(214, 88, 172),   // CP (K/V exchange): magenta
+      QColor(150, 105, 70),   // EP (token dispatch and combine): brown
   };
   const QColor& color = colors[static_cast<int>(kind)];
   return chunk % 2 ? color.darker(125) : color;

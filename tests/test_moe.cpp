@@ -2,6 +2,7 @@
 // the token exchange over the expert-parallel group, expert gradients over
 // the expert-data-parallel group, memory with experts sharded, and the
 // scenario fields' checks.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -156,6 +157,48 @@ TEST(Moe, ExpertParallelProgramsHoldTogether) {
 TEST(Moe, ReplayByReplicaClassesMatchesTheFullReplay) {
   for (const Scenario& s : {moe_scenario(1, 1, 8, 4), moe_scenario(1, 2, 4, 2)})
     fixtures::expect_replica_classes_replay_as_the_full_replay(s);
+}
+
+// Seconds during which at least one of the rank's tasks of that dimension runs.
+double union_seconds(const Simulation& sim, int rank, CommDim dim) {
+  std::vector<std::pair<double, double>> spans;
+  for (int id : sim.program.rank_tasks(rank))
+    if (sim.program.tasks[id].dim == dim) spans.push_back({sim.timeline.tasks[id].start, sim.timeline.tasks[id].end});
+  std::sort(spans.begin(), spans.end());
+  double seconds = 0, covered_until = 0;
+  for (const auto& [start, end] : spans) {
+    seconds += std::max(0.0, end - std::max(start, covered_until));
+    covered_until = std::max(covered_until, end);
+  }
+  return seconds;
+}
+
+// The dispatch and combine all-to-alls are expert parallelism's own figure
+// (issue 17), not tensor parallelism's: without TP, no TP time at all; with
+// TP, the TP figure is the TP collectives' time alone. Every split still
+// adds up to the step.
+TEST(Moe, TheTokenExchangeIsReportedAsExposedEpNotTp) {
+  ReplayOptions every_rank;  // each rank's own timeline, not its class representative's
+  every_rank.full_replay = true;
+  for (const int tp : {1, 2}) {
+    SCOPED_TRACE("TP " + std::to_string(tp));
+    const Simulation sim = simulate(moe_scenario(tp, 1, 4, 4), every_rank);
+    const StepReport& r = sim.report;
+    EXPECT_TRUE(r.dims.ep);
+    EXPECT_FALSE(r.dims.cp);
+    EXPECT_GT(r.mean_split.exposed_ep_seconds, 0);
+    EXPECT_GT(r.exposed_over_compute.ep, 0);
+    for (int rank = 0; rank < sim.program.world_size; ++rank) {
+      const TimeSplit& t = r.ranks[rank];
+      EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, r.step_seconds, 1e-9 * r.step_seconds);
+      EXPECT_NEAR(t.ep_seconds, union_seconds(sim, rank, CommDim::ep), 1e-12);
+      EXPECT_NEAR(t.tp_seconds, union_seconds(sim, rank, CommDim::tp), 1e-12);
+      EXPECT_LE(t.exposed_ep_seconds, t.ep_seconds + 1e-12);
+      EXPECT_LE(t.exposed_tp_seconds, t.tp_seconds + 1e-12);
+      if (tp == 1) EXPECT_EQ(t.tp_seconds, 0);
+    }
+  }
+  EXPECT_FALSE(simulate(load_scenario("tiny-4gpu")).report.dims.ep);
 }
 
 // ZeRO-1, DP 8, EP 4 (expert data parallel 2), by hand: per layer, attention

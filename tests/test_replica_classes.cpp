@@ -58,6 +58,8 @@ int expect_reduction_exact(const Scenario& scenario, ReplayOptions options = {})
     const TimeSplit& b = full.report.stages[s].time;
     expect_near_fraction(a.compute_seconds, b.compute_seconds, step, 5e-3, "compute");
     expect_near_fraction(a.exposed_tp_seconds, b.exposed_tp_seconds, step, 5e-3, "exposed TP");
+    expect_near_fraction(a.exposed_ep_seconds, b.exposed_ep_seconds, step, 5e-3, "exposed EP");
+    expect_near_fraction(a.exposed_cp_seconds, b.exposed_cp_seconds, step, 5e-3, "exposed CP");
     expect_near_fraction(a.exposed_pp_seconds, b.exposed_pp_seconds, step, 5e-3, "exposed PP");
     expect_near_fraction(a.exposed_dp_seconds, b.exposed_dp_seconds, step, 5e-3, "exposed DP");
     expect_near_fraction(a.idle_seconds, b.idle_seconds, step, 5e-3, "idle");

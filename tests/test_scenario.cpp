@@ -218,7 +218,7 @@ const BadCase bad_cases[] = {
      },
      "parallelism.p2p_communication", "overlap_p2p_communication needs eager"},
     {"unknown_gpu", [](json& s) { s["cluster"]["gpu"] = "B300"; }, "cluster.gpu",
-     "unknown GPU 'B300' (known: A100-80GB, H100-SXM, H200, H800, B200, MI300X)"},
+     "unknown GPU 'B300' (known: A100-80GB, H100-SXM, H200, H800, B200, GB200, MI300X)"},
     {"custom_gpu_without_sm_count",
      [](json& s) {
        s["cluster"]["gpu"] = custom_gpu();
@@ -250,7 +250,7 @@ const BadCase bad_cases[] = {
      },
      "cluster.gpu.rental_usd_per_gpu_hour", "must be a finite number of at least 0, got -1"},
     {"unknown_topology", [](json& s) { s["cluster"]["topology"] = "my-cluster"; }, "cluster.topology",
-     "unknown topology 'my-cluster' (built in: dgx-a100-superpod, dgx-b200-superpod, dgx-h100-superpod"},
+     "unknown topology 'my-cluster' (built in: dgx-a100-superpod, dgx-b200-superpod, dgx-gb200-nvl72-superpod, dgx-h100-superpod"},
     {"fp8_on_a100",
      [](json& s) {
        s["cluster"]["gpu"] = "A100-80GB";

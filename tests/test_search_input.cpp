@@ -77,7 +77,7 @@ TEST(SearchInput, AGridOfWhichNothingFitsCountsTheOutOfMemoryToo) {
 
 TEST(SearchInput, AnUnknownGpuTypeIsRefusedNamingTheKnownOnes) {
   EXPECT_EQ(refusal(small_search({"--gpu-types", "H100-SXM,H100"})),
-            "simtrain: search: --gpu-types: unknown GPU 'H100' (known: A100-80GB, H100-SXM, H200, H800, B200, MI300X)\n");
+            "simtrain: search: --gpu-types: unknown GPU 'H100' (known: A100-80GB, H100-SXM, H200, H800, B200, GB200, MI300X)\n");
   EXPECT_THAT(refusal(small_search({"--gpu-types", ""})), HasSubstr("unknown GPU ''"));
 }
 

@@ -1,5 +1,6 @@
 // `simtrain train` end to end: how many steps and tokens a budget buys, the
-// budgets it refuses (Ctrl-C: tests/test_interrupt.cpp).
+// budgets it refuses, the GPU/fabric mismatch it warns of (Ctrl-C:
+// tests/test_interrupt.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -97,6 +98,14 @@ TEST(TrainCommand, ATokenBudgetWithoutFailuresTakesItsStepsAlone) {
   EXPECT_THAT(t.cli.out, HasSubstr("steps                 123 (1,007,616 tokens) from --tokens"));
   EXPECT_THAT(t.cli.out, HasSubstr("time to train"));
   expect_no_impossible_figure(t.cli.out);
+}
+
+TEST(TrainCommand, WarnsOfAGpuOnASystemBuiltForAnother) {
+  const TrainOutput t = train({"tiny-4gpu", "--steps", "10", "--set", "cluster.gpu=A100-80GB"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  EXPECT_THAT(t.cli.err, HasSubstr("simtrain: warning: GPU A100-80GB on topology dgx-h100-superpod built for "
+                                   "H100-SXM, H200: NVLink figures of the topology kept"));
+  EXPECT_THAT(train({"tiny-4gpu", "--steps", "10"}).cli.err, Not(HasSubstr("warning")));
 }
 
 // The error of `train args...`, which must be refused with exit code 2, printing and writing nothing.

@@ -298,6 +298,21 @@ private slots:
                                  std::to_string(roofline) + ", scaled " + std::to_string(scaled);
     QVERIFY2(text.find(expected) != std::string::npos, text.c_str());
   }
+
+  // Expert parallelism's token dispatch and combine have a colour and a
+  // summary row of their own, not DP's.
+  void anExpertExchangeIsItsOwnKind() {
+    Task exchange;
+    exchange.kind = TaskKind::ALLTOALL;
+    exchange.dim = CommDim::ep;
+    QCOMPARE(box_kind(exchange), BoxKind::ep_comm);
+    QCOMPARE(QString(to_label(BoxKind::ep_comm)), QString("EP comm"));
+    QVERIFY(box_color(BoxKind::ep_comm) != box_color(BoxKind::dp_comm));
+    const QTableWidget& figures = window_.summary().figures();
+    QStringList labels;
+    for (int row = 0; row < figures.rowCount(); ++row) labels << figures.item(row, 0)->text();
+    QVERIFY(labels.contains("exposed EP comm") && labels.contains("exposed CP comm"));
+  }
 };
 
 QTEST_MAIN(TimelineTest)

@@ -29,7 +29,7 @@ struct GpuSpec {
   double rental_usd_per_gpu_hour = 0;
 };
 
-// The built-in table: A100-80GB, H100-SXM, H200, H800, B200, MI300X (spec-sheet figures).
+// The built-in table: A100-80GB, H100-SXM, H200, H800, B200, GB200, MI300X (spec-sheet figures).
 const std::vector<GpuSpec>& builtin_gpus();
 // The built-in GPU of that name, or null.
 const GpuSpec* builtin_gpu(const std::string& name);

@@ -1,7 +1,6 @@
 #include "sim/step/report.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "sim/base/text_format.hpp"
 #include "sim/step/scenario_summary.hpp"
@@ -14,16 +13,59 @@ using ordered_json = nlohmann::ordered_json;
 
 constexpr double GiB = 1024.0 * 1024 * 1024;
 
-// Every figure of a TimeSplit, with its JSON key: one list for means and output alike.
+// Whether the report gives a dimension's figures: TP, PP and DP always, EP and CP where the job has them.
+bool reported(CommDim dim, const ReportedDims& dims) {
+  if (dim == CommDim::ep) return dims.ep;
+  if (dim == CommDim::cp) return dims.cp;
+  return true;
+}
+
+ReportedDims reported_dims(const Program& program) {
+  ReportedDims dims;
+  for (const Group& g : program.groups) {
+    if (g.ranks.size() < 2) continue;
+    dims.ep = dims.ep || g.dim == CommDim::ep;
+    dims.cp = dims.cp || g.dim == CommDim::cp;
+  }
+  return dims;
+}
+
+// Every figure of a TimeSplit, with its JSON key and the dimension it
+// belongs to (none: compute and idle): one list for means and output alike.
 struct TimeSplitField {
   const char* json_key;
   double TimeSplit::*seconds;
+  CommDim dim;
 };
 constexpr TimeSplitField time_split_fields[] = {
-    {"compute_s", &TimeSplit::compute_seconds},       {"exposed_tp_s", &TimeSplit::exposed_tp_seconds},
-    {"exposed_pp_s", &TimeSplit::exposed_pp_seconds}, {"exposed_dp_s", &TimeSplit::exposed_dp_seconds},
-    {"idle_s", &TimeSplit::idle_seconds},             {"tp_s", &TimeSplit::tp_seconds},
-    {"pp_s", &TimeSplit::pp_seconds},                 {"dp_s", &TimeSplit::dp_seconds}};
+    {"compute_s", &TimeSplit::compute_seconds, CommDim::none},
+    {"exposed_tp_s", &TimeSplit::exposed_tp_seconds, CommDim::tp},
+    {"exposed_ep_s", &TimeSplit::exposed_ep_seconds, CommDim::ep},
+    {"exposed_cp_s", &TimeSplit::exposed_cp_seconds, CommDim::cp},
+    {"exposed_pp_s", &TimeSplit::exposed_pp_seconds, CommDim::pp},
+    {"exposed_dp_s", &TimeSplit::exposed_dp_seconds, CommDim::dp},
+    {"idle_s", &TimeSplit::idle_seconds, CommDim::none},
+    {"tp_s", &TimeSplit::tp_seconds, CommDim::tp},
+    {"ep_s", &TimeSplit::ep_seconds, CommDim::ep},
+    {"cp_s", &TimeSplit::cp_seconds, CommDim::cp},
+    {"pp_s", &TimeSplit::pp_seconds, CommDim::pp},
+    {"dp_s", &TimeSplit::dp_seconds, CommDim::dp}};
+
+// The communicating dimensions in the report's order (that of TimeSplit's priority).
+struct DimensionFigures {
+  CommDim dim;
+  const char* label;     // text
+  const char* json_key;  // CommRatios in JSON
+  double TimeSplit::*exposed_seconds;
+  double TimeSplit::*seconds;  // hidden or not
+  double CommRatios::*ratio;
+};
+constexpr DimensionFigures dimension_figures[] = {
+    {CommDim::tp, "TP", "tp", &TimeSplit::exposed_tp_seconds, &TimeSplit::tp_seconds, &CommRatios::tp},
+    {CommDim::ep, "EP", "ep", &TimeSplit::exposed_ep_seconds, &TimeSplit::ep_seconds, &CommRatios::ep},
+    {CommDim::cp, "CP", "cp", &TimeSplit::exposed_cp_seconds, &TimeSplit::cp_seconds, &CommRatios::cp},
+    {CommDim::pp, "PP", "pp", &TimeSplit::exposed_pp_seconds, &TimeSplit::pp_seconds, &CommRatios::pp},
+    {CommDim::dp, "DP", "dp", &TimeSplit::exposed_dp_seconds, &TimeSplit::dp_seconds, &CommRatios::dp}};
 
 TimeSplit mean_split(const std::vector<StageFigures>& stages) {
   TimeSplit mean;
@@ -33,18 +75,19 @@ TimeSplit mean_split(const std::vector<StageFigures>& stages) {
   return mean;
 }
 
-// Priority of what occupies an instant: compute, then TP, PP, DP communication.
+// Priority of what occupies an instant: compute, then TP, EP, CP (each
+// blocks its layer), PP, DP communication; idle after the last level.
+constexpr int activity_levels = 6;
 int activity_level(const Task& task) {
   if (is_compute(task.kind)) return 0;
   switch (task.dim) {
-    case CommDim::tp:
-    case CommDim::ep:  // the token exchange blocks its layer as TP's collectives do: counted with them
-    case CommDim::cp: return 1;  // and so does the K/V exchange
-    case CommDim::pp: return 2;
-    default: return 3;
+    case CommDim::tp: return 1;
+    case CommDim::ep: return 2;
+    case CommDim::cp: return 3;
+    case CommDim::pp: return 4;
+    default: return 5;
   }
 }
-
 
 // Splits every rank's time, and the communication/compute ratios over them.
 void add_comm_ratios(StepReport& r, const Program& program, const Timeline& timeline) {
@@ -60,12 +103,10 @@ void add_comm_ratios(StepReport& r, const Program& program, const Timeline& time
     const TimeSplit& t = r.ranks[rank];
     if (t.compute_seconds <= 0) continue;
     const double c = t.compute_seconds;
-    r.comm_over_compute.tp += t.tp_seconds / c / n;
-    r.comm_over_compute.pp += t.pp_seconds / c / n;
-    r.comm_over_compute.dp += t.dp_seconds / c / n;
-    r.exposed_over_compute.tp += t.exposed_tp_seconds / c / n;
-    r.exposed_over_compute.pp += t.exposed_pp_seconds / c / n;
-    r.exposed_over_compute.dp += t.exposed_dp_seconds / c / n;
+    for (const DimensionFigures& d : dimension_figures) {
+      r.comm_over_compute.*d.ratio += t.*d.seconds / c / n;
+      r.exposed_over_compute.*d.ratio += t.*d.exposed_seconds / c / n;
+    }
     const double exposed = t.exposed_seconds() / c;
     if (exposed > exposed_comm_warning_fraction) ++r.ranks_over_warning;
     if (exposed > r.most_exposed_over_compute) r.most_exposed_over_compute = exposed, r.most_exposed_rank = rank;
@@ -89,26 +130,38 @@ TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int 
     edges.push_back({t.end, level, -1});
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.time < b.time; });
-  int active[4] = {0, 0, 0, 0};
-  double seconds[5] = {0, 0, 0, 0, 0};  // compute, tp, pp, dp, idle
-  double busy[4] = {0, 0, 0, 0};
+  int active[activity_levels] = {};
+  double seconds[activity_levels + 1] = {};  // by level, then idle
+  double busy[activity_levels] = {};
   double now = 0;
   for (const Edge& e : edges) {
     int level = 0;
-    while (level < 4 && active[level] == 0) ++level;
+    while (level < activity_levels && active[level] == 0) ++level;
     seconds[level] += e.time - now;
-    for (int l = 1; l < 4; ++l)
+    for (int l = 1; l < activity_levels; ++l)
       if (active[l] > 0) busy[l] += e.time - now;
     now = e.time;
     active[e.level] += e.delta;
   }
-  seconds[4] += step_seconds - now;
-  return {seconds[0], seconds[1], seconds[2], seconds[3], seconds[4], busy[1], busy[2], busy[3]};
+  seconds[activity_levels] += step_seconds - now;
+  return {.compute_seconds = seconds[0],
+          .exposed_tp_seconds = seconds[1],
+          .exposed_ep_seconds = seconds[2],
+          .exposed_cp_seconds = seconds[3],
+          .exposed_pp_seconds = seconds[4],
+          .exposed_dp_seconds = seconds[5],
+          .idle_seconds = seconds[6],
+          .tp_seconds = busy[1],
+          .ep_seconds = busy[2],
+          .cp_seconds = busy[3],
+          .pp_seconds = busy[4],
+          .dp_seconds = busy[5]};
 }
 
 StepReport timing_report(const Program& program, const Timeline& timeline) {
   StepReport r;
   r.step_seconds = timeline.step_seconds;
+  r.dims = reported_dims(program);
   for (int pp = 0; pp < program.pipeline_size; ++pp) {
     StageFigures stage;
     stage.pipeline_rank = pp;
@@ -176,25 +229,31 @@ void add_replay_figures(StepReport& r, const Program& program, const Timeline& t
 
 namespace {
 
-ordered_json to_json(const TimeSplit& t) {
+ordered_json to_json(const TimeSplit& t, const ReportedDims& dims) {
   ordered_json figures;
-  for (const TimeSplitField& field : time_split_fields) figures[field.json_key] = t.*field.seconds;
+  for (const TimeSplitField& field : time_split_fields)
+    if (reported(field.dim, dims)) figures[field.json_key] = t.*field.seconds;
   return figures;
 }
 
-ordered_json to_json(const CommRatios& c) { return {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}}; }
+ordered_json to_json(const CommRatios& c, const ReportedDims& dims) {
+  ordered_json ratios;
+  for (const DimensionFigures& d : dimension_figures)
+    if (reported(d.dim, dims)) ratios[d.json_key] = c.*d.ratio;
+  return ratios;
+}
 
 ordered_json communication_json(const StepReport& r) {
   ordered_json ranks = ordered_json::array();
-  for (const TimeSplit& t : r.ranks) ranks.push_back(to_json(t));
+  for (const TimeSplit& t : r.ranks) ranks.push_back(to_json(t, r.dims));
   ordered_json links = ordered_json::array();
   for (const LinkLoad& l : r.busiest_links)
     links.push_back({{"link", l.link},
                      {"bytes", l.bytes},
                      {"bandwidth_Bps", l.bytes_per_second},
                      {"utilisation", l.bytes / (l.bytes_per_second * r.step_seconds)}});
-  return {{"comm_over_compute", to_json(r.comm_over_compute)},
-          {"exposed_over_compute", to_json(r.exposed_over_compute)},
+  return {{"comm_over_compute", to_json(r.comm_over_compute, r.dims)},
+          {"exposed_over_compute", to_json(r.exposed_over_compute, r.dims)},
           {"most_exposed_rank", r.most_exposed_rank},
           {"most_exposed_over_compute", r.most_exposed_over_compute},
           {"ranks_over_warning", r.ranks_over_warning},
@@ -232,7 +291,7 @@ ordered_json to_json(const StepReport& r) {
   for (const StageFigures& st : r.stages)
     stages.push_back({{"pipeline_rank", st.pipeline_rank},
                       {"rank", st.rank},
-                      {"time", to_json(st.time)},
+                      {"time", to_json(st.time, r.dims)},
                       {"bubble_fraction", st.time.idle_seconds / r.step_seconds},
                       {"memory", r.memory_known ? to_json(st.memory) : ordered_json(nullptr)}});
   return {{"scenario", r.scenario_summary},
@@ -247,7 +306,7 @@ ordered_json to_json(const StepReport& r) {
             {"over_compute", r.bubble_over_compute},
             {"definition", "idle time of a stage's GPU (no compute, no communication) / step time, mean over "
                            "pipeline stages; over_compute = idle / compute (Megatron-LM's definition)"}}},
-          {"mean_time_split", to_json(r.mean_split)},
+          {"mean_time_split", to_json(r.mean_split, r.dims)},
           {"communication", communication_json(r)},
           {"stages", stages},
           {"memory", r.memory_known ? ordered_json{{"gpu_bytes", r.gpu_memory_bytes},
@@ -294,11 +353,21 @@ void add_step_figures(std::string& out, const StepReport& r) {
                                               r.bubble_over_compute * 100));
 }
 
+// "TP 1.2 ms, PP 0.3 ms, DP 4.5 ms": each dimension the report gives, its figure formatted.
+template <typename Figure>
+std::string per_dimension(const ReportedDims& dims, Figure figure) {
+  std::string text;
+  for (const DimensionFigures& d : dimension_figures)
+    if (reported(d.dim, dims)) text += (text.empty() ? "" : ", ") + std::string(d.label) + " " + figure(d);
+  return text;
+}
+
 void add_communication(std::string& out, const StepReport& r) {
-  add_line(out, "exposed comm", "TP " + ms(r.mean_split.exposed_tp_seconds) + ", PP " + ms(r.mean_split.exposed_pp_seconds) +
-                                    ", DP " + ms(r.mean_split.exposed_dp_seconds) + "  (not hidden by compute, mean over stages)");
-  auto percents = [](const CommRatios& c) {
-    return format("TP %.1f %%", c.tp * 100) + format(", PP %.1f %%", c.pp * 100) + format(", DP %.1f %%", c.dp * 100);
+  add_line(out, "exposed comm",
+           per_dimension(r.dims, [&](const DimensionFigures& d) { return ms(r.mean_split.*d.exposed_seconds); }) +
+               "  (not hidden by compute, mean over stages)");
+  auto percents = [&](const CommRatios& c) {
+    return per_dimension(r.dims, [&](const DimensionFigures& d) { return format("%.1f %%", c.*d.ratio * 100); });
   };
   const std::string most = "rank " + std::to_string(r.most_exposed_rank) + format(", %.1f %%", r.most_exposed_over_compute * 100);
   add_line(out, "comm / compute", percents(r.comm_over_compute) + "  (all communication time / compute, mean over ranks)");
@@ -333,15 +402,19 @@ void add_memory(std::string& out, const StepReport& r) {
 }
 
 void add_stage_table(std::string& out, const StepReport& r) {
-  out += "\nstage  compute      TP exposed   PP exposed   DP exposed   idle         memory\n";
+  auto column = [](const std::string& text) {  // left-aligned in 11 characters, then two spaces
+    return text + std::string(std::max<size_t>(11, text.size()) - text.size() + 2, ' ');
+  };
+  out += "\nstage  " + column("compute");
+  for (const DimensionFigures& d : dimension_figures)
+    if (reported(d.dim, r.dims)) out += column(d.label + std::string(" exposed"));
+  out += column("idle") + "memory\n";
   for (const StageFigures& st : r.stages) {
-    char row[160];
-    const std::string memory = r.memory_known ? format("%.1f GiB", st.memory.total_bytes() / GiB) : "-";
-    std::snprintf(row, sizeof row, "%5d  %-11s  %-11s  %-11s  %-11s  %-11s  %s\n", st.pipeline_rank,
-                  ms(st.time.compute_seconds).c_str(), ms(st.time.exposed_tp_seconds).c_str(),
-                  ms(st.time.exposed_pp_seconds).c_str(), ms(st.time.exposed_dp_seconds).c_str(),
-                  ms(st.time.idle_seconds).c_str(), memory.c_str());
-    out += row;
+    out += format("%5.0f  ", st.pipeline_rank) + column(ms(st.time.compute_seconds));
+    for (const DimensionFigures& d : dimension_figures)
+      if (reported(d.dim, r.dims)) out += column(ms(st.time.*d.exposed_seconds));
+    out += column(ms(st.time.idle_seconds)) + (r.memory_known ? format("%.1f GiB", st.memory.total_bytes() / GiB) : "-") +
+           "\n";
   }
 }
 

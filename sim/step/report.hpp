@@ -18,22 +18,29 @@
 namespace simtrain {
 
 // Where one rank's step time went. Every instant is counted once: compute,
-// else exposed communication (TP before PP before DP when several overlap),
-// else idle (the pipeline bubble, and waiting for the peers of a collective:
-// a collective's timing starts when its whole group has arrived, see
-// sim/program/timeline.hpp). The five add up to the step time.
+// else exposed communication (TP before EP before CP before PP before DP
+// when several overlap; EP: the experts' token dispatch and combine, CP: the
+// K/V exchange), else idle (the pipeline bubble, and waiting for the peers
+// of a collective: a collective's timing starts when its whole group has
+// arrived, see sim/program/timeline.hpp). The seven add up to the step time.
 struct TimeSplit {
   double compute_seconds = 0;
   double exposed_tp_seconds = 0;
+  double exposed_ep_seconds = 0;
+  double exposed_cp_seconds = 0;
   double exposed_pp_seconds = 0;
   double exposed_dp_seconds = 0;
   double idle_seconds = 0;
   // Communication of each dimension, hidden by compute or not (its tasks' union).
   double tp_seconds = 0;
+  double ep_seconds = 0;
+  double cp_seconds = 0;
   double pp_seconds = 0;
   double dp_seconds = 0;
 
-  double exposed_seconds() const { return exposed_tp_seconds + exposed_pp_seconds + exposed_dp_seconds; }
+  double exposed_seconds() const {
+    return exposed_tp_seconds + exposed_ep_seconds + exposed_cp_seconds + exposed_pp_seconds + exposed_dp_seconds;
+  }
 };
 
 // A warning is printed where exposed communication exceeds this fraction of compute.
@@ -41,7 +48,15 @@ constexpr double exposed_comm_warning_fraction = 0.30;
 
 // Communication over compute time, per parallel dimension.
 struct CommRatios {
-  double tp = 0, pp = 0, dp = 0;
+  double tp = 0, ep = 0, cp = 0, pp = 0, dp = 0;
+};
+
+// The dimensions a job communicates over beyond TP, PP and DP: the report
+// gives their figures only where the job has them (a dense job's report
+// reads as it did before they were split out).
+struct ReportedDims {
+  bool ep = false;  // expert-parallel groups of two ranks or more
+  bool cp = false;  // context-parallel groups of two ranks or more
 };
 
 TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int rank, double step_seconds);
@@ -77,6 +92,7 @@ struct StepReport {
   double mfu = 0;
   double bubble_fraction = 0;             // idle / step, mean over stages
   double bubble_over_compute = 0;         // Megatron's definition: idle / compute
+  ReportedDims dims;                      // whether EP and CP figures are given
   TimeSplit mean_split;                   // mean over stages
   std::vector<StageFigures> stages;
   std::vector<TimeSplit> ranks;           // every rank's split, by rank
