@@ -4,6 +4,8 @@
 // topology lacks or a value it refuses is named; a GPU on a system built for
 // another is warned of (and --fabric-follows-gpu moves it to its own); the
 // built-in B200, GB200 and MI300X carry their datasheets' peaks.
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -69,16 +71,19 @@ TEST(HardwareSearch, LeafOversubscriptionGivesDistinctTopologies) {
 }
 
 TEST(HardwareSearch, VaryingTheGpuPricesEachRowAtItsGpusPrice) {
+  // USD per GPU-hour, the defaults of sim/scenario/gpu_spec.cpp.
+  const std::map<std::string, double> price = {
+      {"H100-SXM", 3.00}, {"H200", 4.00}, {"B200", 5.25}, {"GB200", 4.54}, {"MI300X", 1.70}};
   const SearchResult result =
-      run_search(data_parallel_request({"gpu", {"H100-SXM", "H200"}}), local_simulator(2));
+      run_search(data_parallel_request({"gpu", {"H100-SXM", "H200", "B200", "GB200", "MI300X"}}), local_simulator(2));
   EXPECT_EQ(result.cost_unit, "USD");
   std::set<std::string> gpus;
   for (const SearchRow& row : result.rows) {
     gpus.insert(row.scenario.cluster.gpu.name);
-    const double usd_per_gpu_hour = row.scenario.cluster.gpu.name == "H200" ? 4.00 : 3.00;
+    const double usd_per_gpu_hour = price.at(row.scenario.cluster.gpu.name);
     EXPECT_NEAR(row.cost, row.seconds_to_train / 3600 * 16 * usd_per_gpu_hour, row.cost * 1e-9);
   }
-  EXPECT_EQ(gpus, (std::set<std::string>{"H100-SXM", "H200"}));
+  EXPECT_EQ(gpus, (std::set<std::string>{"H100-SXM", "H200", "B200", "GB200", "MI300X"}));
 }
 
 // The message of a search that must fail with exit code 2.

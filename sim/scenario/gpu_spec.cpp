@@ -69,15 +69,16 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // bf16 and 720 PFLOP/s fp8 (with sparsity) over its 72 GPUs, halved for
 // dense: 2,500 and 5,000 TFLOP/s; its 13.4 TB of HBM3e at 576 TB/s: 186 GB
 // (taken as GiB as the others) at 8 TB/s per GPU (some accounts of the
-// page give 13.5 TB, 192 GB per GPU). NVIDIA publishes neither SMs nor
-// clocks for it: 148 SMs is assumed, the B200's (the same Blackwell
-// silicon, at a higher peak), and 2062 MHz is the clock at which 148 SMs at
-// 8,192 dense bf16 FLOP/clock give the 2,500 TFLOP/s peak, used as
-// sustained too, as for B200. No matmul
-// sweep of a GB200 is published: its ceilings are derived, the B200 SXM's
-// measured ones at the same fraction of peak (77.6 % bf16, 76.3 % fp8):
-// 1,938.9 and 3,813.9 TFLOP/s. NVLink 5 across the rack (900 GB/s per GPU
-// per direction) lives in topologies/dgx-gb200-nvl72-superpod.json.
+// page give 13.5 TB, 192 GB per GPU). NVIDIA publishes no SM count for it:
+// 148 SMs is assumed, the B200's (the same Blackwell silicon, at a higher
+// peak); with 8,192 dense bf16 FLOP/clock they give the 2,500 TFLOP/s peak
+// at 2062 MHz, which is the device-reported maximum SM clock of a GB200
+// (stas00/ml-engineering, compute/accelerator/README.md, "Clock speed"),
+// used as sustained too, as for B200. Matmul ceilings measured there
+// (mamf-finder, torch 2.10.0.dev20250916+cu130): bf16 1,822.0 TFLOP/s
+// (72.9 % of peak) and fp8 3,615.6 (72.3 %). NVLink 5 across the rack
+// (900 GB/s per GPU per direction) lives in
+// topologies/dgx-gb200-nvl72-superpod.json.
 // MI300X (AMD Instinct MI300X data sheet, amd.com): dense bf16 1,307.4 and
 // fp8 2,614.9 TFLOP/s, 192 GB of HBM3 at 5.3 TB/s, 304 compute units, peak
 // engine clock 2100 MHz (304 CUs x 2,048 dense bf16 FLOP/clock x 2100 MHz =
@@ -96,17 +97,27 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // H200 SXM5 $3.50-4.50 per GPU-hour; hyperscalers charge about 1.5x, long-tail
 // providers 0.7x) in the Mercatus GPU Index of May 2026
 // (mercatus-ai.com/blog/cloud-gpu-pricing). Prices move: a default, not a quote.
-// The H800 (sold in China only) has no price there, nor do B200, GB200 and MI300X in
-// this project's copy of it: their costs are in GPU-hours (or --price).
+// That index gives no B200, GB200 or MI300X range; from other accounts of
+// the same months, each said for what it is:
+// - B200 $5.25: the middle of the specialised clouds' on-demand average,
+//   $4.50-6.00 per GPU-hour (Lyceum Technologies, "NVIDIA B200 GPU Cloud
+//   Pricing 2026", 11 March 2026; hyperscalers more).
+// - GB200 $4.54: one provider's on-demand listing, $9.08 per GB200 Superchip
+//   of two GPUs (Spheron, 17 March 2026), as no range is published; NVL72
+//   racks are mostly rented whole, under contract.
+// - MI300X $1.70: the middle of the specialised clouds' on-demand listings,
+//   TensorWave $1.50 to Vultr $1.85 (Cliff Center research note "AMD
+//   inference economics", 18 May 2026; Azure and Oracle list $6).
+// The H800 (sold in China only) has none: its costs are in GPU-hours (or --price).
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
       {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 267.9e12, 0, 1.30},
       {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 3.00},
       {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6, 794.5e12, 1453.4e12, 4.00},
       {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 0},
-      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 1745.0e12, 3432.5e12, 0},
-      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 1938.9e12, 3813.9e12, 0},
-      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 781.9e12, 0, 0},
+      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 1745.0e12, 3432.5e12, 5.25},
+      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 1822.0e12, 3615.6e12, 4.54},
+      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 781.9e12, 0, 1.70},
   };
   return gpus;
 }
