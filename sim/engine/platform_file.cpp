@@ -1,6 +1,7 @@
 #include "sim/engine/platform_file.hpp"
 
 #include <map>
+#include <set>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -31,10 +32,16 @@ const char* unshared_policy(sg4::Link::SharingPolicy policy) {
 nlohmann::json read_routes(const std::string& path, int gpus) {
   sg4::Engine engine("simtrain-platform");
   configure_simgrid();
-  std::vector<sg4::Host*> hosts;  // in document order: Engine::get_all_hosts() sorts them by name
-  sg4::Host::on_creation_cb([&hosts](sg4::Host& host) { hosts.push_back(&host); });
+  // In document order: Engine::get_all_hosts() sorts them by name. Sealing
+  // the platform announces its hosts a second time: each counts once.
+  std::vector<sg4::Host*> hosts;
+  std::set<const sg4::Host*> seen;
+  sg4::Host::on_creation_cb([&](sg4::Host& host) {
+    if (seen.insert(&host).second) hosts.push_back(&host);
+  });
   try {
     engine.load_platform(path);
+    engine.seal_platform();  // zones compute their routes when sealed (Floyd's table, Dijkstra's graph)
   } catch (const std::exception& e) {
     return {{"error", std::string("not a SimGrid platform: ") + e.what()}};
   }
@@ -52,6 +59,9 @@ nlohmann::json read_routes(const std::string& path, int gpus) {
         } catch (const std::exception& e) {
           return {{"error", "no route from " + hosts[src]->get_name() + " to " + hosts[dst]->get_name() + ": " + e.what()}};
         }
+      if (src != dst && route.empty())  // a sealed Full zone answers a pair it lacks with no links
+        return {{"error", "no route from " + hosts[src]->get_name() + " to " + hosts[dst]->get_name() +
+                              ": every pair of GPUs needs one"}};
       nlohmann::json indices = nlohmann::json::array();
       for (const sg4::Link* link : route) {
         if (const char* policy = unshared_policy(link->get_sharing_policy()))
@@ -84,9 +94,8 @@ Topology with_platform_routes(const Topology& topology, int num_gpus) {
       }));
     } catch (const Interrupted&) {
       throw;
-    } catch (const std::runtime_error& e) {  // SimGrid 3.32 crashes on a pair of hosts a Full zone does not route
-      throw InputError(path, "", std::string("SimGrid failed reading it (") + e.what() +
-                                     "): does every pair of hosts have a route?");
+    } catch (const std::runtime_error& e) {  // the child died inside SimGrid (it aborts on some malformed files)
+      throw InputError(path, "", std::string("SimGrid failed reading it (") + e.what() + ")");
     }
   }();
   if (read.contains("error")) throw InputError(path, "", read["error"].get<std::string>());
