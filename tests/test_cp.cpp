@@ -1,6 +1,6 @@
 // Context parallelism (issue 17): the sequence split over CP ranks, ring
-// attention's K/V exchange (p2p) or the all-gather of K/V, causal load
-// balancing, gradients and optimizer state over DP x CP, memory per GPU, and
+// attention's K/V exchange (p2p) or the all-gather of K/V, Ulysses' (a2a)
+// all-to-alls and both at once (a2a+p2p), causal load balancing, gradients and optimizer state over DP x CP, memory per GPU, and
 // the scenario fields' checks.
 #include <algorithm>
 #include <cctype>
@@ -34,6 +34,13 @@ nlohmann::json cp_json(int tp, int pp, int dp, int cp, const std::string& comm_t
 
 Scenario cp_scenario(int tp, int pp, int dp, int cp, const std::string& comm_type = "p2p") {
   return fixtures::scenario_from(cp_json(tp, pp, dp, cp, comm_type));
+}
+
+// a2a+p2p with hierarchical_context_parallel_sizes [inner, outer]: CP = inner x outer.
+nlohmann::json hierarchical_json(int tp, int pp, int dp, int inner, int outer) {
+  nlohmann::json doc = cp_json(tp, pp, dp, inner * outer, "a2a+p2p");
+  doc["parallelism"]["hierarchical_context_parallel_sizes"] = {inner, outer};
+  return doc;
 }
 
 std::vector<Op> attention_ops(const Pass& pass) {
@@ -173,6 +180,100 @@ TEST(ContextParallel, UlyssesExchangesHeadsForTheSequenceAroundAttention) {
                                                                       {TaskKind::B, {out_and_gradient, qkv}}}));
 }
 
+// a2a+p2p [A, B]: all-to-alls over A ranks leave each rank 1/A of the
+// heads over A times its tokens, then ring attention over B ranks runs B
+// blocks of seq/B tokens: the FLOPs of p2p's CP blocks and of a2a's one
+// attention, each block one p2p block's HBM traffic.
+TEST(ContextParallel, HierarchicalRunsRingBlocksOverTheOuterGroupWithHeadsOverTheInner) {
+  for (const auto& [inner, outer] : std::vector<std::pair<int, int>>{{2, 2}, {2, 4}, {4, 2}, {8, 1}, {1, 8}}) {
+    const int cp = inner * outer;
+    SCOPED_TRACE(std::to_string(inner) + " x " + std::to_string(outer));
+    const Workload w = build_workload(fixtures::scenario_from(hierarchical_json(1, 1, 1, inner, outer)));
+    const Workload ring = build_workload(cp_scenario(1, 1, 1, cp, "p2p"));
+    const Workload ulysses = build_workload(cp_scenario(1, 1, 1, cp, "a2a"));
+    for (const auto pass : {&UnitWork::forward, &UnitWork::backward_input}) {
+      const std::vector<Op> blocks = attention_ops(w.layer.*pass);
+      ASSERT_EQ(blocks.size(), size_t(outer));
+      for (const Op& block : blocks) {
+        EXPECT_EQ(block.shape, (std::vector<int64_t>{1, 8 / inner, 512 / outer, 64}));
+        EXPECT_EQ(block.bytes, attention_ops(ring.layer.*pass)[0].bytes);
+      }
+      EXPECT_EQ(total_flops(blocks), total_flops(attention_ops(ring.layer.*pass)));
+      EXPECT_EQ(total_flops(blocks), total_flops(attention_ops(ulysses.layer.*pass)));
+      EXPECT_EQ(total_flops((w.layer.*pass).ops), total_flops((ring.layer.*pass).ops));
+    }
+    EXPECT_DOUBLE_EQ(w.model_flops_per_step, ring.model_flops_per_step);
+  }
+}
+
+// TP 1 x CP 4 = 2 x 2: rank 1's all-to-all group is {0, 1} (A consecutive
+// CP ranks), its ring group {1, 3} (the CP ranks A apart), as Megatron-Core's
+// create_hierarchical_groups forms them. Per layer of 128 tokens x 8 heads
+// of 64 (bf16): blocking all-to-alls over the inner group of Q, K, V (384
+// KiB) and of the output (128 KiB) forward, of the output with its gradient
+// (256 KiB) and dQ, dK, dV backward; beside the pass, the ring's K/V over
+// the outer group: 2 chunks (B) of 2 x 128 x 512 x 2 bytes, and of dK/dV
+// backward. (As for p2p and a2a, a pass's tasks on the overlap stream are
+// listed first, then its blocking ones, ordered by size.)
+TEST(ContextParallel, HierarchicalExchangesHeadsInsideAndKeysAndValuesAcross) {
+  const Scenario s = fixtures::scenario_from(hierarchical_json(1, 1, 1, 2, 2));
+  const Program p = build_program(s, build_workload(s));
+  EXPECT_EQ(groups_named(p, "cpa2a"), (std::set<std::vector<int>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(groups_named(p, "cpring"), (std::set<std::vector<int>>{{0, 2}, {1, 3}}));
+  EXPECT_EQ(groups_named(p, "cp"), (std::set<std::vector<int>>{}));  // no group of all 4: nothing runs over it
+  std::map<TaskKind, std::vector<std::string>> exchanges;  // pass -> names
+  TaskKind pass = TaskKind::F;
+  for (int id : p.rank_tasks(1)) {
+    const Task& t = p.tasks[id];
+    if (is_model_pass(t.kind)) pass = t.kind;
+    if (t.dim != CommDim::cp) continue;
+    const std::vector<int> members = t.kind == TaskKind::ALLTOALL ? std::vector<int>{0, 1} : std::vector<int>{1, 3};
+    EXPECT_EQ(p.groups[t.group].ranks, members);
+    EXPECT_EQ(t.stream, t.kind == TaskKind::ALLTOALL ? Stream::compute : Stream::tp_overlap);
+    if (t.microbatch == 0) exchanges[pass].push_back(task_name(p, t));
+  }
+  const auto name_of = [&](const std::vector<int>& ranks) {
+    for (const Group& g : p.groups)
+      if (g.ranks == ranks) return g.name;
+    return std::string();
+  };
+  const std::string a2a = name_of({0, 1}), ring = name_of({1, 3});
+  const std::string qkv = "alltoall " + a2a + " heads 384KiB x4", out = "alltoall " + a2a + " heads 128KiB x4";
+  const std::string out_and_gradient = "alltoall " + a2a + " heads 256KiB x4";
+  const std::string kv = "allgather " + ring + " kv p2p 512KiB x4", dkv = "reducescatter " + ring + " dkv p2p 512KiB x4";
+  EXPECT_EQ(exchanges, (std::map<TaskKind, std::vector<std::string>>{{TaskKind::F, {kv, out, qkv}},
+                                                                      {TaskKind::B, {dkv, kv, out_and_gradient, qkv}}}));
+}
+
+// TP 2 x CP 4 = 2 x 2 (tp-cp-dp order): the sub-groups of each TP rank's CP
+// group {0, 2, 4, 6}; gradients are still reduced over DP x CP.
+TEST(ContextParallel, HierarchicalGroupsFollowMegatronsRankOrder) {
+  const Scenario s = fixtures::scenario_from(hierarchical_json(2, 1, 1, 2, 2));
+  const Program p = build_program(s, build_workload(s));
+  EXPECT_EQ(groups_named(p, "cpa2a"), (std::set<std::vector<int>>{{0, 2}, {4, 6}, {1, 3}, {5, 7}}));
+  EXPECT_EQ(groups_named(p, "cpring"), (std::set<std::vector<int>>{{0, 4}, {2, 6}, {1, 5}, {3, 7}}));
+  EXPECT_EQ(groups_named(p, "dp"), (std::set<std::vector<int>>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+}
+
+// [CP, 1] is a2a and [1, CP] is p2p: the same Program, task for task, and the same step.
+TEST(ContextParallel, HierarchicalWithOneLevelIsUlyssesOrTheRing) {
+  for (const auto& [inner, outer, plain] : std::vector<std::tuple<int, int, std::string>>{{4, 1, "a2a"}, {1, 4, "p2p"}}) {
+    SCOPED_TRACE(plain);
+    const Scenario hierarchical = fixtures::scenario_from(hierarchical_json(2, 2, 1, inner, outer));
+    const Scenario one_level = fixtures::scenario_from(cp_json(2, 2, 1, 4, plain));
+    const Program a = build_program(hierarchical, build_workload(hierarchical));
+    const Program b = build_program(one_level, build_workload(one_level));
+    ASSERT_EQ(a.tasks.size(), b.tasks.size());
+    for (size_t i = 0; i < a.tasks.size(); ++i) EXPECT_EQ(task_name(a, a.tasks[i]), task_name(b, b.tasks[i]));
+    EXPECT_EQ(a.dep_ids, b.dep_ids);
+    ASSERT_EQ(a.groups.size(), b.groups.size());
+    for (size_t g = 0; g < a.groups.size(); ++g) EXPECT_EQ(a.groups[g].ranks, b.groups[g].ranks);
+    const StepReport x = simulate(hierarchical).report, y = simulate(one_level).report;
+    EXPECT_EQ(x.step_seconds, y.step_seconds);
+    EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes);
+  }
+}
+
 // TP 2 x CP 2 x DP 2 (Megatron's tp-cp-dp order): CP groups are TP-strided
 // ({0, 2}, {1, 3}, ...); gradients are reduced over DP x CP ({0, 2, 4, 6}).
 // Ring attention passes each rank's K/V chunk (2 x 256 tokens x 4 heads x 64
@@ -251,8 +352,10 @@ TEST(ContextParallel, ContextParallelProgramsHoldTogether) {
   sequence_parallel["parallelism"]["sequence_parallel"] = true;
   nlohmann::json ulysses = cp_json(2, 2, 1, 2, "a2a");
   ulysses["training"]["recompute_granularity"] = "selective";
-  for (const nlohmann::json& doc :
-       {cp_json(1, 1, 1, 4), cp_json(2, 2, 2, 2), zero1, selective, sequence_parallel, ulysses, cp_json(1, 1, 2, 8, "a2a")}) {
+  nlohmann::json hierarchical = hierarchical_json(2, 2, 1, 2, 2);
+  hierarchical["training"]["recompute_granularity"] = "selective";
+  for (const nlohmann::json& doc : {cp_json(1, 1, 1, 4), cp_json(2, 2, 2, 2), zero1, selective, sequence_parallel, ulysses,
+                                    cp_json(1, 1, 2, 8, "a2a"), hierarchical, hierarchical_json(1, 1, 2, 2, 4)}) {
     const Scenario s = fixtures::scenario_from(doc);
     const Workload w = build_workload(s);
     const Program p = build_program(s, w);
@@ -271,9 +374,9 @@ TEST(ContextParallel, ContextParallelProgramsHoldTogether) {
 TEST(ContextParallel, MemoryPerGpuDividesActivationsByCpAndAddsTheRingsBuffers) {
   const double h = 512, vocab = 4096, layers = 4;
   const double parameters = layers * (12 * h * h + 13 * h) + (vocab + 512) * h + 2 * h;
-  for (const auto& [cp, comm_type] : std::vector<std::pair<int, std::string>>{{1, "p2p"}, {2, "p2p"}, {4, "p2p"},
-                                                                             {2, "all_gather"}, {2, "a2a"}}) {
-    nlohmann::json doc = cp_json(1, 1, 2, cp, comm_type);
+  for (const auto& [cp, comm_type] : std::vector<std::pair<int, std::string>>{
+           {1, "p2p"}, {2, "p2p"}, {4, "p2p"}, {2, "all_gather"}, {2, "a2a"}, {4, "a2a+p2p"}}) {
+    nlohmann::json doc = comm_type == "a2a+p2p" ? hierarchical_json(1, 1, 2, 2, 2) : cp_json(1, 1, 2, cp, comm_type);
     doc["parallelism"]["zero_stage"] = 1;
     const Scenario s = fixtures::scenario_from(doc);
     const Workload w = build_workload(s);
@@ -281,10 +384,13 @@ TEST(ContextParallel, MemoryPerGpuDividesActivationsByCpAndAddsTheRingsBuffers) 
     SCOPED_TRACE(std::to_string(cp) + " " + comm_type);
     const double t = 512.0 / cp, chunk = 2 * t * h * 2;
     // a2a: the backward's output and its gradient received, dQ, dK, dV to send: 5·t·h bf16.
+    // a2a+p2p (2 x 2) holds those and the ring's 4 chunks (of 1/2 the heads over 2·t tokens: the same bytes).
+    const double all_to_all = 5 * t * h * 2;
     const double buffers = cp == 1                    ? 0
                            : comm_type == "p2p"        ? 4 * chunk
                            : comm_type == "all_gather" ? 2 * cp * chunk
-                                                       : 5 * t * h * 2;
+                           : comm_type == "a2a"        ? all_to_all
+                                                       : all_to_all + 4 * chunk;
     const MemoryBreakdown m = memory_for_rank(s, w, p, 1);
     EXPECT_EQ(parameters_on_rank(s, w, p, 1), parameters);
     EXPECT_DOUBLE_EQ(m.activations_bytes, layers * 34 * t * h + t * vocab * 4 + t * h * 2 + buffers);
@@ -310,6 +416,27 @@ TEST(ContextParallel, BadContextFieldsAreRefusedNamingTheField) {
   EXPECT_EQ(fixtures::scenario_error(cp_json(2, 1, 1, 8, "a2a")),
             "test.json: parallelism.cp_comm_type: a2a splits each TP rank's heads over the CP ranks: "
             "context_parallel_size 8 must divide its 4 attention heads and 4 key-value heads");
+  // a2a+p2p: hierarchical_context_parallel_sizes [A, B], A x B = CP, A dividing the TP rank's heads.
+  const std::string sizes = "test.json: parallelism.hierarchical_context_parallel_sizes: ";
+  const nlohmann::json cp4 = cp_json(1, 1, 1, 4, "a2a+p2p");
+  EXPECT_EQ(fixtures::scenario_error(cp4),
+            sizes + "missing: cp_comm_type a2a+p2p needs the inner and outer CP group sizes [A, B]");
+  EXPECT_EQ(with(cp_json(1, 1, 1, 4), "parallelism", {{"hierarchical_context_parallel_sizes", {2, 2}}}),
+            sizes + "is only used with cp_comm_type a2a+p2p, not p2p");
+  EXPECT_EQ(with(cp4, "parallelism", {{"hierarchical_context_parallel_sizes", {2, 3}}}),
+            sizes + "[2,3]: their product must be context_parallel_size (4)");
+  for (const nlohmann::json& bad : {nlohmann::json{4}, nlohmann::json{2, 2, 1}, nlohmann::json{0, 4}, nlohmann::json("2x2")})
+    EXPECT_EQ(with(cp4, "parallelism", {{"hierarchical_context_parallel_sizes", bad}}),
+              sizes + "expected two positive integers [A, B] (the inner all-to-all and the outer ring group sizes), got " +
+                  bad.dump());
+  EXPECT_EQ(fixtures::scenario_error(hierarchical_json(2, 1, 1, 8, 1)),
+            sizes + "a2a+p2p splits each TP rank's heads over the inner CP group: its size 8 must divide its 4 "
+                    "attention heads and 4 key-value heads");
+  nlohmann::json grouped_query = hierarchical_json(1, 1, 1, 4, 2);
+  grouped_query["model"]["num_key_value_heads"] = 2;
+  EXPECT_EQ(fixtures::scenario_error(grouped_query),
+            sizes + "a2a+p2p splits each TP rank's heads over the inner CP group: its size 4 must divide its 8 "
+                    "attention heads and 2 key-value heads");
   EXPECT_EQ(with(cp_json(1, 1, 1, 8), "training", {{"seq_length", 504}}),
             "test.json: training.seq_length: must be a multiple of 2 x context_parallel_size (16): the load-balanced "
             "split gives each rank two chunks, got 504");

@@ -224,6 +224,19 @@ TEST(FromMegatron, ContextParallelFlagsBecomeTheScenariosFields) {
       "H100-SXM", "dgx-h100-superpod", 8);
   ASSERT_EQ(ulysses.result.code, 0) << ulysses.result.err;
   EXPECT_EQ(fixtures::scenario_from(ulysses.scenario).parallel.cp_comm_type, CpCommType::a2a);
+  // Hierarchical: all-to-alls over 2 ranks, ring attention over 2 (CP 4 x TP 2 of 8 GPUs).
+  const Converted hierarchical = from_megatron(
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+      "--position-embedding-type rope --tensor-model-parallel-size 2 --context-parallel-size 4 "
+      "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2",
+      "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(hierarchical.result.code, 0) << hierarchical.result.err;
+  EXPECT_EQ(hierarchical.scenario["parallelism"]["cp_comm_type"], "a2a+p2p");
+  EXPECT_EQ(hierarchical.scenario["parallelism"]["hierarchical_context_parallel_sizes"], nlohmann::json({2, 2}));
+  const Scenario h = fixtures::scenario_from(hierarchical.scenario);
+  EXPECT_EQ(h.parallel.cp_comm_type, CpCommType::a2a_p2p);
+  EXPECT_EQ(h.parallel.context_a2a(), 2);
+  EXPECT_EQ(h.parallel.context_ring(), 2);
 }
 
 TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
@@ -235,9 +248,12 @@ TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
     EXPECT_EQ(c.result.out, "") << more;
     return c.result.err;
   };
+  // a2a+p2p without its sizes, and sizes that are not integers: the scenario's field, and the flag.
   EXPECT_THAT(error("--context-parallel-size 2 --cp-comm-type a2a+p2p"),
-              HasSubstr("--cp-comm-type a2a+p2p: a2a+p2p (all-to-all within CP sub-groups, ring attention across "
-                        "them) is not simulated yet"));
+              HasSubstr("parallelism.hierarchical_context_parallel_sizes: missing: cp_comm_type a2a+p2p needs the "
+                        "inner and outer CP group sizes [A, B]"));
+  EXPECT_THAT(error("--context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 x"),
+              HasSubstr("--hierarchical-context-parallel-sizes: expected an integer, got 'x'"));
   EXPECT_THAT(error("--num-experts 8 --moe-layer-freq ([0]+[1]*2)"),
               HasSubstr("--moe-layer-freq: gives 3 layers, the model has 4 (--num-layers)"));
   EXPECT_THAT(error("--num-experts 8 --moe-layer-freq [0]*2+[2]*2"),

@@ -74,8 +74,11 @@ struct Shard {
   // (the mean's): the busiest rank bounds the layer's time, the mean its FLOPs.
   int64_t expert_rows = 0;
   double counted_expert_rows = 1;
-  // Context parallelism: each sequence split over `cp` ranks, `seq` tokens each.
-  int64_t cp = 1;
+  // Context parallelism: each sequence split over `cp` ranks, `seq` tokens
+  // each; all-to-alls over `cp_a2a` of them trade the sequence split for a
+  // split of the heads, and the K/V is exchanged over the `cp_ring` others
+  // (ParallelConfig::context_a2a, context_ring).
+  int64_t cp = 1, cp_a2a = 1, cp_ring = 1;
   CpCommType cp_comm_type = CpCommType::p2p;
 
   int64_t tokens() const { return batch * seq; }
@@ -166,6 +169,8 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .rope_dim = model.qk_rope_head_dim,
       .element_bytes = fp8 ? kBf16Bytes : dtype_bytes(scenario.training.dtype),
       .cp = scenario.parallel.context,
+      .cp_a2a = scenario.parallel.context_a2a(),
+      .cp_ring = scenario.parallel.context_ring(),
       .cp_comm_type = scenario.parallel.cp_comm_type,
   };
   if (model.has_experts()) size_experts(scenario, shard);
@@ -315,18 +320,19 @@ std::vector<Step> attention_core(const Shard& x, bool flash_attention) {
     // 2·b·s²·heads·(qk + v head dims)/t where values are narrower (latent attention).
     const double flops = 2.0 * x.batch * x.seq * x.seq * (x.q_width() + x.o_width());
     const double bytes = x.qkv_bytes() + x.attention_output_bytes();  // read q, k, v; write o
-    // With context parallelism, one block per CP rank's K/V chunk. Under
+    // With context parallelism, one block per K/V chunk of the ring. Under
     // causal load balancing every block is the work of a causal attention
-    // over the rank's seq/CP tokens: the diagonal block is one, the others
-    // are full blocks of half its size (both chunks of Q against the earlier
+    // over the chunk's tokens: the diagonal block is one, the others are
+    // full blocks of half its size (both chunks of Q against the earlier
     // chunk of K/V, or the later chunk of Q against both), so each rank runs
     // 1/CP of the whole causal attention. all_gather runs the same products
-    // against the gathered K/V. a2a runs one causal attention over the whole
-    // sequence with 1/CP of the heads: CP blocks' products, one block's bytes.
-    if (x.cp_comm_type == CpCommType::a2a)
-      return {Op{"attn", OpClass::attention, {x.batch, x.heads / x.cp, x.seq * x.cp, x.head_dim}, flops * double(x.cp), bytes}};
-    const Op block{"attn", OpClass::attention, {x.batch, x.heads, x.seq, x.head_dim}, flops, bytes};
-    return std::vector<Step>(x.cp, block);
+    // against the gathered K/V. The all-to-alls (a2a, a2a+p2p's inner group)
+    // leave a rank cp_a2a times the tokens with 1/cp_a2a of the heads: each
+    // block cp_a2a times the products, the same bytes. So p2p runs CP blocks
+    // of seq/CP tokens, a2a one over the whole sequence, a2a+p2p B of seq/B.
+    const Op block{"attn", OpClass::attention, {x.batch, x.heads / x.cp_a2a, x.seq * x.cp_a2a, x.head_dim},
+                   flops * double(x.cp_a2a), bytes};
+    return std::vector<Step>(x.cp_ring, block);
   }
   const int64_t heads_batch = x.batch * x.heads;
   const int64_t scores = heads_batch * x.seq * x.seq;
@@ -456,40 +462,49 @@ void add_moe_collectives(const Shard& x, Pass& forward, Pass& backward) {
   add_tp_boundary(TpBoundary::leave, 1, x, x.fp8, forward, backward);
 }
 
-// Context parallelism's K/V exchange over the CP group, per layer. p2p:
-// the ring attention's CP-1 hops of each rank's K/V chunk forward, and of
-// K/V and dK/dV backward, each hop beside an attention block (the traffic of
-// a ring all-gather, and of a ring reduce-scatter for dK/dV, run beside the
-// pass). all_gather: the K/V of the whole sequence gathered before attention
-// (and again for the backward), dK/dV reduce-scattered after it, blocking.
-// a2a (Transformer Engine's AttnFuncWithCPAndQKVOA2A): blocking all-to-alls
-// of the rank's tensors, each rank sending what the others' heads need:
-// Q, K, V before attention and its output after it; backward, the output
-// with its gradient before, then dQ, dK, dV after.
+// Context parallelism's exchanges per layer. Over the ring group (the CP
+// group but in a2a+p2p: its outer group of B ranks), the K/V exchange. p2p:
+// the ring attention's hops of each rank's K/V chunk forward, and of K/V and
+// dK/dV backward, each hop beside an attention block (the traffic of a ring
+// all-gather, and of a ring reduce-scatter for dK/dV, run beside the pass).
+// After a2a+p2p's all-to-alls a chunk holds B times the tokens of 1/A of the
+// K/V heads: the same bytes. all_gather: the K/V of the whole sequence
+// gathered before attention (and again for the backward), dK/dV
+// reduce-scattered after it, blocking. Over the all-to-all group (the CP
+// group for a2a, the inner group of A ranks for a2a+p2p; Transformer
+// Engine's AttnFuncWithCPAndQKVOA2A and AttnFuncWithCPAndKVP2P with two
+// groups): blocking all-to-alls of the rank's tensors, each rank sending what
+// the others' heads need: Q, K, V before attention and its output after it;
+// backward, the output with its gradient before, then dQ, dK, dV after (as
+// Transformer Engine did: a2a until 25252e9, a2a+p2p until ee5dcec; it now
+// keeps the output unexchanged and sends dO alone).
 void add_cp_exchange(const Shard& x, Pass& pass, bool gradients) {
-  if (x.cp == 1) return;
-  if (x.cp_comm_type == CpCommType::a2a) {
+  if (x.cp_a2a > 1) {
     const double before = gradients ? 2 * x.attention_output_bytes() : x.qkv_bytes();
-    const double after = gradients ? x.qkv_bytes() : x.attention_output_bytes();
-    pass.tp.push_back({TaskKind::ALLTOALL, 1, before, false, LayerGroup::context});
-    pass.tp.push_back({TaskKind::ALLTOALL, 1, after, false, LayerGroup::context});
-    return;
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, before, false, LayerGroup::context_a2a});
   }
-  const double gathered = double(x.cp) * x.kv_chunk_bytes();
-  const bool overlapped = x.cp_comm_type == CpCommType::p2p;
-  pass.tp.push_back({TaskKind::ALLGATHER, 1, gathered, overlapped, LayerGroup::context});
-  if (gradients) pass.tp.push_back({TaskKind::REDUCESCATTER, 1, gathered, overlapped, LayerGroup::context});
+  if (x.cp_ring > 1) {
+    const double gathered = double(x.cp_ring) * x.kv_chunk_bytes();
+    const bool overlapped = x.cp_comm_type != CpCommType::all_gather;
+    pass.tp.push_back({TaskKind::ALLGATHER, 1, gathered, overlapped, LayerGroup::context_ring});
+    if (gradients) pass.tp.push_back({TaskKind::REDUCESCATTER, 1, gathered, overlapped, LayerGroup::context_ring});
+  }
+  if (x.cp_a2a > 1) {
+    const double after = gradients ? x.qkv_bytes() : x.attention_output_bytes();
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, after, false, LayerGroup::context_a2a});
+  }
 }
 
-// What the exchange holds while one layer's attention runs: p2p's double
-// buffers (the chunk being sent and the one arriving), of K/V forward and of
-// K/V with dK/dV backward; all_gather's gathered K/V and dK/dV; a2a's
-// backward, the output and its gradient received and dQ, dK, dV to send.
+// What the exchanges hold while one layer's attention runs, each part's
+// together (a2a+p2p holds both): the all-to-alls' backward, the output and
+// its gradient received and dQ, dK, dV to send; p2p's double buffers (the
+// chunk being sent and the one arriving), of K/V forward and of K/V with
+// dK/dV backward; all_gather's gathered K/V and dK/dV.
 double cp_exchange_buffer_bytes(const Shard& x) {
-  if (x.cp == 1) return 0;
-  if (x.cp_comm_type == CpCommType::a2a) return 2 * x.attention_output_bytes() + x.qkv_bytes();
-  const double chunks = x.cp_comm_type == CpCommType::p2p ? 2 * 2 : 2 * double(x.cp);
-  return chunks * x.kv_chunk_bytes();
+  const double all_to_all = x.cp_a2a > 1 ? 2 * x.attention_output_bytes() + x.qkv_bytes() : 0;
+  if (x.cp_ring == 1) return all_to_all;
+  const double chunks = x.cp_comm_type == CpCommType::all_gather ? 2 * double(x.cp) : 2 * 2;
+  return all_to_all + chunks * x.kv_chunk_bytes();
 }
 
 std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {

@@ -46,8 +46,10 @@ double total_bytes(const std::vector<Op>& ops);
 // its weight gradient, overlapped with the input-gradient GEMM).
 // Expert parallelism's token dispatch and combine are collectives of the
 // same kind, over the layer's expert-parallel group instead of its TP group.
-// Context parallelism's K/V exchange is one too, over the CP group.
-enum class LayerGroup : uint8_t { tensor, expert, context };
+// Context parallelism's exchanges are too: the all-to-alls of a2a and
+// a2a+p2p over its all-to-all group, the K/V exchange over its ring group
+// (each the CP group but in a2a+p2p: its inner and outer groups).
+enum class LayerGroup : uint8_t { tensor, expert, context_a2a, context_ring };
 
 struct TpCollectives {
   TaskKind kind = TaskKind::ALLREDUCE;

@@ -18,7 +18,8 @@ CommDim comm_dim(LayerGroup group) {
   switch (group) {
     case LayerGroup::tensor: return CommDim::tp;
     case LayerGroup::expert: return CommDim::ep;
-    case LayerGroup::context: return CommDim::cp;
+    case LayerGroup::context_a2a:
+    case LayerGroup::context_ring: return CommDim::cp;
   }
   return CommDim::none;
 }
@@ -27,7 +28,8 @@ const std::vector<int>& group_of(const CommGroups& groups, LayerGroup group) {
   switch (group) {
     case LayerGroup::tensor: return groups.tp;
     case LayerGroup::expert: return groups.ep;
-    case LayerGroup::context: return groups.cp;
+    case LayerGroup::context_a2a: return groups.cp_a2a;
+    case LayerGroup::context_ring: return groups.cp_ring;
   }
   return groups.tp;
 }

@@ -85,13 +85,23 @@ private:
   }
 
   void make_context_groups() {
-    const int cp = layout_.context;
+    const int cp = layout_.context, a2a = static_cast<int>(s_.parallel.context_a2a()), ring = cp / a2a;
+    // A sub-group of the CP group is named after its role, but where it is the whole CP group.
+    const auto name = [&](int size, const char* role) { return size == cp ? "cp" : role; };
     for (int pp = 0; pp < layout_.pipeline; ++pp)
       for (int block = 0; block < layout_.data / cp; ++block)
         for (int tp = 0; tp < layout_.tensor; ++tp) {
-          std::vector<int> ranks;
-          for (int c = 0; c < cp; ++c) ranks.push_back(layout_.rank(tp, block * cp + c, pp));
-          add(g_.cp, CommDim::cp, "cp", ranks);
+          const auto member = [&](int c) { return layout_.rank(tp, block * cp + c, pp); };
+          for (int outer = 0; outer < ring && a2a > 1; ++outer) {
+            std::vector<int> ranks;
+            for (int inner = 0; inner < a2a; ++inner) ranks.push_back(member(outer * a2a + inner));
+            add(g_.cp_a2a, CommDim::cp, name(a2a, "cpa2a"), ranks);
+          }
+          for (int inner = 0; inner < a2a && ring > 1; ++inner) {
+            std::vector<int> ranks;
+            for (int outer = 0; outer < ring; ++outer) ranks.push_back(member(outer * a2a + inner));
+            add(g_.cp_ring, CommDim::cp, name(ring, "cpring"), ranks);
+          }
         }
   }
 

@@ -23,8 +23,12 @@ struct CommGroups {
   // be one rank, and none when EP is 1: experts are reduced with the rest).
   std::vector<int> ep, expert_dp;
   // Context parallelism: a CP group is `context` consecutive ranks of the
-  // data coordinate (RankLayout's dp_cp), in the ring order of its K/V exchange.
-  std::vector<int> cp;
+  // data coordinate (RankLayout's dp_cp). Its all-to-all groups (a2a, a2a+p2p)
+  // and its ring groups (p2p, all_gather, a2a+p2p), in the ring order of the
+  // K/V exchange, are the CP group itself but in a2a+p2p [A, B], where, as
+  // Megatron-Core's create_hierarchical_groups forms them, each A consecutive
+  // CP ranks are an all-to-all group and the CP ranks A apart a ring group.
+  std::vector<int> cp_a2a, cp_ring;
 
   const Group& operator[](int id) const { return list[id]; }
 };
@@ -32,7 +36,8 @@ struct CommGroups {
 // Every kind of CommGroups' per-rank ids, for code that treats the kinds alike.
 inline constexpr std::array kGroupKinds = {&CommGroups::tp,        &CommGroups::dp, &CommGroups::dp_node,
                                            &CommGroups::dp_across, &CommGroups::embedding, &CommGroups::ep,
-                                           &CommGroups::expert_dp, &CommGroups::cp};
+                                           &CommGroups::expert_dp, &CommGroups::cp_a2a,
+                                           &CommGroups::cp_ring};
 
 // `servers`: the parameter-server hosts data-parallel groups synchronise through (0: none).
 // `holds_experts`: per pipeline rank, whether its stages hold MoE layers (a

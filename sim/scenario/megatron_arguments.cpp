@@ -57,7 +57,10 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-layer-freq", true}, {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
     {"--overlap-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--ddp-bucket-size", true},
-    {"--DDP-impl", true}};
+    {"--DDP-impl", true}, {"--hierarchical-context-parallel-sizes", true}};
+
+// Of those, the ones taking a list of values (argparse's nargs='+'), kept space-separated.
+const std::vector<std::string> kListFlags = {"--hierarchical-context-parallel-sizes"};
 
 // Flags only Megatron-LM of 2021 had: it ran attention unfused (no FlashAttention yet).
 const std::vector<std::string> kFlagsOf2021 = {"--DDP-impl", "--checkpoint-activations",
@@ -113,6 +116,8 @@ public:
       } else {
         if (i + 1 >= words_.size() || words_[i + 1].starts_with("--")) throw InputError(source_, flag, "expects a value");
         given_[flag] = words_[++i];
+        if (std::find(kListFlags.begin(), kListFlags.end(), flag) != kListFlags.end())
+          while (i + 1 < words_.size() && !words_[i + 1].starts_with("--")) given_[flag] += " " + words_[++i];
       }
     }
   }
@@ -126,13 +131,28 @@ public:
   std::optional<int64_t> integer(const std::string& flag, int64_t at_least = 1) const {
     const std::optional<std::string> value = text(flag);
     if (!value) return std::nullopt;
+    return integer_of(flag, *value, at_least);
+  }
+  // A list flag's integers.
+  std::optional<std::vector<int64_t>> integers(const std::string& flag) const {
+    const std::optional<std::string> value = text(flag);
+    if (!value) return std::nullopt;
+    std::vector<int64_t> numbers;
+    for (size_t start = 0; start < value->size();) {
+      const size_t end = std::min(value->find(' ', start), value->size());
+      numbers.push_back(integer_of(flag, value->substr(start, end - start), 1));
+      start = end + 1;
+    }
+    return numbers;
+  }
+  int64_t integer_of(const std::string& flag, const std::string& word, int64_t at_least) const {
     int64_t number = 0;
-    const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), number);
-    if (error != std::errc() || end != value->data() + value->size())
-      throw InputError(source_, flag, "expected an integer, got '" + *value + "'");
+    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), number);
+    if (error != std::errc() || end != word.data() + word.size())
+      throw InputError(source_, flag, "expected an integer, got '" + word + "'");
     if (number < at_least || number > limits::max_integer)
       throw InputError(source_, flag, "must be between " + std::to_string(at_least) + " and " +
-                                          std::to_string(limits::max_integer) + ", got " + *value);
+                                          std::to_string(limits::max_integer) + ", got " + word);
     return number;
   }
   int64_t required_integer(const std::string& flag) const {
@@ -319,14 +339,14 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   }
   if (cp > 1) parallelism["context_parallel_size"] = cp;
   if (const auto type = a.choice("--cp-comm-type", {"p2p", "all_gather", "a2a", "a2a+p2p"})) {
-    if (*type == "a2a+p2p")
-      a.refuse("--cp-comm-type", "a2a+p2p (all-to-all within CP sub-groups, ring attention across them) is not simulated "
-                                 "yet (p2p, all_gather, a2a)");
     if (cp > 1)
       parallelism["cp_comm_type"] = *type;
     else
       notes.push_back("--cp-comm-type with --context-parallel-size 1: no effect");
   }
+  // Megatron-LM reads it only with a2a+p2p; the scenario refuses it otherwise, naming its field.
+  if (const auto sizes = a.integers("--hierarchical-context-parallel-sizes"); sizes && cp > 1)
+    parallelism["hierarchical_context_parallel_sizes"] = *sizes;
   for (const std::string field : {"expert_model_parallel_size", "expert_tensor_parallel_size"})
     if (const auto size = a.integer(flag_of(field))) parallelism[field] = *size;
   if (const auto dispatcher = a.text("--moe-token-dispatcher-type")) parallelism["moe_token_dispatcher_type"] = *dispatcher;

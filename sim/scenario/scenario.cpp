@@ -6,6 +6,7 @@
 #include "sim/base/embedded_files.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
+#include "sim/base/limits.hpp"
 #include "sim/scenario/pipeline_layout.hpp"
 #include "sim/scenario/scenario_limits.hpp"
 
@@ -49,11 +50,22 @@ std::string to_string(MoeDispatcher dispatcher) {
   return dispatcher == MoeDispatcher::alltoall ? "alltoall" : "allgather";
 }
 
+int64_t ParallelConfig::context_a2a() const {
+  switch (cp_comm_type) {
+    case CpCommType::a2a: return context;
+    case CpCommType::a2a_p2p: return hierarchical_context.empty() ? 1 : hierarchical_context[0];
+    case CpCommType::p2p:
+    case CpCommType::all_gather: return 1;
+  }
+  return 1;
+}
+
 std::string to_string(CpCommType type) {
   switch (type) {
     case CpCommType::p2p: return "p2p";
     case CpCommType::all_gather: return "all_gather";
     case CpCommType::a2a: return "a2a";
+    case CpCommType::a2a_p2p: return "a2a+p2p";
   }
   return "?";
 }
@@ -95,7 +107,8 @@ const std::vector<std::string> parallelism_keys = {
     "dp_compression_seconds_per_GB", "pipeline_layers", "decoder_first_pipeline_num_layers",
     "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "pipeline_model_parallel_layout", "expert_model_parallel_size", "expert_tensor_parallel_size",
-    "moe_token_dispatcher_type", "context_parallel_size", "cp_comm_type"};
+    "moe_token_dispatcher_type", "context_parallel_size", "cp_comm_type",
+    "hierarchical_context_parallel_sizes"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
@@ -195,6 +208,26 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   return t;
 }
 
+// hierarchical_context_parallel_sizes: required by a2a+p2p, refused by the other types.
+void parse_hierarchical_context(JsonFields& f, ParallelConfig& p) {
+  const std::string field = "hierarchical_context_parallel_sizes";
+  if (p.cp_comm_type != CpCommType::a2a_p2p) {
+    if (f.has(field)) f.fail(field, "is only used with cp_comm_type a2a+p2p, not " + to_string(p.cp_comm_type));
+    return;
+  }
+  if (!f.has(field)) f.fail(field, "missing: cp_comm_type a2a+p2p needs the inner and outer CP group sizes [A, B]");
+  const nlohmann::json& sizes = f.raw(field);
+  const auto positive = [](const nlohmann::json& size) {
+    return size.is_number_integer() && size.get<int64_t>() >= 1 && size.get<int64_t>() <= limits::max_integer;
+  };
+  if (!sizes.is_array() || sizes.size() != 2 || !positive(sizes[0]) || !positive(sizes[1]))
+    f.fail(field, "expected two positive integers [A, B] (the inner all-to-all and the outer ring group sizes), got " +
+                      sizes.dump());
+  p.hierarchical_context = {sizes[0].get<int64_t>(), sizes[1].get<int64_t>()};
+  if (p.hierarchical_context[0] * p.hierarchical_context[1] != p.context)
+    f.fail(field, sizes.dump() + ": their product must be context_parallel_size (" + std::to_string(p.context) + ")");
+}
+
 ParallelConfig parse_parallelism(const nlohmann::json& document, const std::string& file) {
   JsonFields f(document, file, "parallelism.");
   ParallelConfig p;
@@ -255,10 +288,11 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
                          : MoeDispatcher::allgather;
   p.context = f.integer("context_parallel_size").value_or(1);
   if (p.context == 1 && f.has("cp_comm_type")) f.fail("cp_comm_type", "is only used with context_parallel_size > 1");
-  const std::string cp_comm_type = f.choice("cp_comm_type", {"p2p", "all_gather", "a2a"}).value_or("p2p");
-  p.cp_comm_type = cp_comm_type == "p2p"          ? CpCommType::p2p
-                   : cp_comm_type == "all_gather" ? CpCommType::all_gather
-                                                  : CpCommType::a2a;
+  const std::vector<std::string> cp_comm_types = {"p2p", "all_gather", "a2a", "a2a+p2p"};
+  const std::string cp_comm_type = f.choice("cp_comm_type", cp_comm_types).value_or("p2p");
+  p.cp_comm_type = static_cast<CpCommType>(std::find(cp_comm_types.begin(), cp_comm_types.end(), cp_comm_type) -
+                                           cp_comm_types.begin());
+  parse_hierarchical_context(f, p);
   p.dp_compression_ratio = f.number("dp_compression_ratio", 1).value_or(1);
   p.dp_compression_seconds_per_byte = f.number("dp_compression_seconds_per_GB").value_or(1e-3) / 1e9;
   f.reject_unknown();
@@ -366,14 +400,18 @@ void check_context_parallel(const Scenario& s, const RuleBroken& fail) {
                                     "): the load-balanced split gives each rank two chunks, got " + str(s.training.seq_length));
   if (!s.training.flash_attention)
     fail("training.flash_attention", "context parallelism runs Transformer Engine's fused attention: needs flash_attention");
-  if (p.cp_comm_type == CpCommType::a2a) {
-    // Transformer Engine's AttnFuncWithCPAndQKVOA2A asserts it: each CP rank takes 1/CP of the TP rank's heads.
+  if (p.context_a2a() > 1) {
+    // Transformer Engine's all-to-all (flash_attn_a2a_communicate) asserts it: each rank of
+    // the all-to-all group takes an equal share of the TP rank's heads.
     const int64_t heads = s.model.num_attention_heads / p.tensor;
     const int64_t kv_heads = (s.model.has_latent_attention() ? s.model.num_attention_heads : s.model.num_key_value_heads) / p.tensor;
-    if (heads % p.context != 0 || kv_heads % p.context != 0)
-      fail("parallelism.cp_comm_type", "a2a splits each TP rank's heads over the CP ranks: context_parallel_size " +
-                                           str(p.context) + " must divide its " + str(heads) + " attention heads and " +
-                                           str(kv_heads) + " key-value heads");
+    const bool hierarchical = p.cp_comm_type == CpCommType::a2a_p2p;
+    if (heads % p.context_a2a() != 0 || kv_heads % p.context_a2a() != 0)
+      fail(hierarchical ? "parallelism.hierarchical_context_parallel_sizes" : "parallelism.cp_comm_type",
+           to_string(p.cp_comm_type) + " splits each TP rank's heads over the " +
+               (hierarchical ? "inner CP group: its size " : "CP ranks: context_parallel_size ") +
+               str(p.context_a2a()) + " must divide its " + str(heads) + " attention heads and " + str(kv_heads) +
+               " key-value heads");
   }
   if (s.model.has_experts()) not_with_cp("model.num_experts", "a mixture-of-experts model");
   if (p.dp_sync == DpSync::hierarchical || p.dp_sync == DpSync::parameter_server)

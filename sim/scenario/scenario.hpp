@@ -44,8 +44,11 @@ enum class MoeDispatcher { alltoall, allgather };
 // block, overlapped with that block (ring attention); all_gather gathers the
 // whole sequence's K/V before attention (as Llama 3 trained); a2a
 // (DeepSpeed-Ulysses) trades the sequence split for a split of the heads
-// with an all-to-all of Q, K, V before attention and of its output after.
-enum class CpCommType { p2p, all_gather, a2a };
+// with an all-to-all of Q, K, V before attention and of its output after;
+// a2a+p2p (hierarchical_context_parallel_sizes [A, B]) runs a2a's
+// all-to-alls over inner groups of A ranks and ring attention over outer
+// groups of B ranks with 1/A of the heads.
+enum class CpCommType { p2p, all_gather, a2a, a2a_p2p };
 
 double dtype_bytes(Dtype dtype);
 std::string to_string(Dtype dtype);
@@ -84,6 +87,9 @@ struct ParallelConfig {
   // balancing (each rank holds chunks i and 2·CP−1−i of the sequence).
   int64_t context = 1;  // context_parallel_size
   CpCommType cp_comm_type = CpCommType::p2p;
+  // a2a+p2p's hierarchical_context_parallel_sizes: {A, B}, A x B = context,
+  // the inner group (A consecutive CP ranks) first; empty for the other types.
+  std::vector<int64_t> hierarchical_context;
   bool sequence_parallel = false;
   int zero_stage = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
@@ -128,6 +134,11 @@ struct ParallelConfig {
   // Megatron's dp_cp group: the ranks holding the same weights, over which
   // gradients are reduced and the distributed optimizer shards its state.
   int64_t data_context() const { return data * context; }
+  // The CP ranks a layer's all-to-alls span (its heads split as many ways:
+  // context for a2a, A for a2a+p2p, else 1) and those its ring attention (or
+  // all_gather) passes K/V around (B for a2a+p2p, 1 for a2a, else context).
+  int64_t context_a2a() const;
+  int64_t context_ring() const { return context / context_a2a(); }
   // The ranks holding the same experts, over which their gradients are reduced.
   int64_t expert_data() const { return data / expert; }
 };

@@ -101,7 +101,7 @@ private:
     double total = accumulate_op_seconds(0, cost_model_, pass.ops, s_.training.dtype);
     for (const TpCollectives& c : pass.tp) {
       // Overlapped ones may hide behind the compute entirely; CP's exchange is over other ranks than TP's.
-      if (c.overlapped || c.group == LayerGroup::context) continue;
+      if (c.overlapped || c.group == LayerGroup::context_a2a || c.group == LayerGroup::context_ring) continue;
       auto [it, inserted] = tp_seconds_.try_emplace({c.kind, c.bytes}, 0);
       if (inserted) it->second = collective_seconds(c.kind, tp_ranks_, c.bytes, fabric_);
       total += c.count * it->second;

@@ -19,7 +19,13 @@ std::string parallel_layout(const Scenario& s) {
   std::string layout = "TP " + std::to_string(p.tensor) + " x PP " + std::to_string(p.pipeline) + " x DP " +
                        std::to_string(p.data);
   // Without CP the line stays as it was.
-  if (p.context > 1) layout += " x CP " + std::to_string(p.context) + " (" + to_string(p.cp_comm_type) + ")";
+  if (p.context > 1) {
+    layout += " x CP " + std::to_string(p.context) + " (" + to_string(p.cp_comm_type);
+    if (!p.hierarchical_context.empty())  // a2a+p2p: "(a2a+p2p 2 x 4)"
+      layout.append(" ").append(std::to_string(p.hierarchical_context[0])).append(" x ").append(
+          std::to_string(p.hierarchical_context[1]));
+    layout += ")";
+  }
   if (s.virtual_stages() > 1) layout += " x " + std::to_string(s.virtual_stages()) + " virtual stages";
   return layout;
 }
@@ -111,6 +117,8 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& 
   if (p.context > 1) {
     summary["parallelism"]["context_parallel_size"] = p.context;
     summary["parallelism"]["cp_comm_type"] = to_string(p.cp_comm_type);
+    if (!p.hierarchical_context.empty())
+      summary["parallelism"]["hierarchical_context_parallel_sizes"] = p.hierarchical_context;
   }
   return summary;
 }
