@@ -4,6 +4,7 @@
 // the scenario fields' checks.
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -68,6 +69,22 @@ int first_cp_task(const Program& p, int rank) {
   for (int id : p.rank_tasks(rank))
     if (p.tasks[id].dim == CommDim::cp) return id;
   return -1;
+}
+
+// `rank`'s CP exchanges by the pass they follow, named, of micro-batch 0;
+// `check` sees every CP task of every micro-batch.
+std::map<TaskKind, std::vector<std::string>> cp_exchanges_by_pass(const Program& p, int rank,
+                                                                 const std::function<void(const Task&)>& check) {
+  std::map<TaskKind, std::vector<std::string>> exchanges;
+  TaskKind pass = TaskKind::F;
+  for (int id : p.rank_tasks(rank)) {
+    const Task& t = p.tasks[id];
+    if (is_model_pass(t.kind)) pass = t.kind;
+    if (t.dim != CommDim::cp) continue;
+    check(t);
+    if (t.microbatch == 0) exchanges[pass].push_back(task_name(p, t));
+  }
+  return exchanges;
 }
 
 }  // namespace
@@ -162,17 +179,11 @@ TEST(ContextParallel, UlyssesExchangesHeadsForTheSequenceAroundAttention) {
   const Scenario s = fixtures::scenario_from(doc);
   const Program p = build_program(s, build_workload(s));
   const std::string group = p.groups[cp_group_of(p, 1)].name;
-  std::map<TaskKind, std::vector<std::string>> exchanges;  // pass -> names
-  TaskKind pass = TaskKind::F;
-  for (int id : p.rank_tasks(1)) {
-    const Task& t = p.tasks[id];
-    if (is_model_pass(t.kind)) pass = t.kind;
-    if (t.dim != CommDim::cp) continue;
+  const auto exchanges = cp_exchanges_by_pass(p, 1, [&](const Task& t) {
     EXPECT_EQ(t.kind, TaskKind::ALLTOALL);
     EXPECT_EQ(t.stream, Stream::compute);
     EXPECT_EQ(p.groups[t.group].ranks, (std::vector<int>{1, 3}));
-    if (t.microbatch == 0) exchanges[pass].push_back(task_name(p, t));
-  }
+  });
   const std::string qkv = "alltoall " + group + " heads 384KiB x4", out = "alltoall " + group + " heads 128KiB x4";
   const std::string out_and_gradient = "alltoall " + group + " heads 256KiB x4";
   EXPECT_EQ(exchanges, (std::map<TaskKind, std::vector<std::string>>{{TaskKind::F, {out, qkv}},
@@ -221,17 +232,11 @@ TEST(ContextParallel, HierarchicalExchangesHeadsInsideAndKeysAndValuesAcross) {
   EXPECT_EQ(groups_named(p, "cpa2a"), (std::set<std::vector<int>>{{0, 1}, {2, 3}}));
   EXPECT_EQ(groups_named(p, "cpring"), (std::set<std::vector<int>>{{0, 2}, {1, 3}}));
   EXPECT_EQ(groups_named(p, "cp"), (std::set<std::vector<int>>{}));  // no group of all 4: nothing runs over it
-  std::map<TaskKind, std::vector<std::string>> exchanges;  // pass -> names
-  TaskKind pass = TaskKind::F;
-  for (int id : p.rank_tasks(1)) {
-    const Task& t = p.tasks[id];
-    if (is_model_pass(t.kind)) pass = t.kind;
-    if (t.dim != CommDim::cp) continue;
+  const auto exchanges = cp_exchanges_by_pass(p, 1, [&](const Task& t) {
     const std::vector<int> members = t.kind == TaskKind::ALLTOALL ? std::vector<int>{0, 1} : std::vector<int>{1, 3};
     EXPECT_EQ(p.groups[t.group].ranks, members);
     EXPECT_EQ(t.stream, t.kind == TaskKind::ALLTOALL ? Stream::compute : Stream::tp_overlap);
-    if (t.microbatch == 0) exchanges[pass].push_back(task_name(p, t));
-  }
+  });
   const auto name_of = [&](const std::vector<int>& ranks) {
     for (const Group& g : p.groups)
       if (g.ranks == ranks) return g.name;
