@@ -7,6 +7,7 @@
 #include "sim/engine/replay.hpp"
 #include "sim/engine/platform_file.hpp"
 #include "sim/network/fabric.hpp"
+#include "sim/step/scenario_summary.hpp"
 
 namespace simtrain {
 
@@ -25,10 +26,13 @@ ChakraSimulation simulate_chakra(ChakraTraces traces, const std::string& prefix,
   r.scenario_summary_lines.push_back(std::to_string(program.world_size) + " ranks from " + prefix + ".{0.." +
                                      std::to_string(program.world_size - 1) + "}.et, compute as recorded; topology " +
                                      topology.name + ", GPU " + gpu.name);
+  for (const std::string& note : platform_note_lines(topology)) r.scenario_summary_lines.push_back(note);
   const std::string ignored = ignored_text(sim.traces);
   if (!ignored.empty()) r.scenario_summary_lines.push_back("WARNING: " + ignored);
   r.scenario_summary = {{"chakra_prefix", prefix}, {"ranks", program.world_size}, {"topology", topology.name},
                         {"gpu", gpu.name}, {"ignored_nodes", sim.traces.ignored}};
+  if (const nlohmann::ordered_json notes = platform_note_json(topology); !notes.is_null())
+    r.scenario_summary["simgrid_platform"] = notes;
   add_replay_figures(r, program, sim.timeline);
   r.hardware_tflops_per_gpu = sim.traces.recorded_flops / r.step_seconds / program.world_size / 1e12;
   r.memory_known = false;

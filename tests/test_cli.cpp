@@ -118,6 +118,17 @@ TEST_F(CliTest, SimulatesExportedChakraTraces) {
   EXPECT_TRUE(report.at("memory").is_null());
 }
 
+TEST_F(CliTest, ChakraTracesOnAPlatformFileSayWhatThePlatformChanges) {
+  ASSERT_EQ(run({"export-chakra", "tiny-4gpu", path("tiny")}).code, 0);
+  const std::string platform = std::string(SIMTRAIN_SOURCE_DIR) + "/tests/data/four-gpus-one-switch.xml";
+  const CliResult r = run({"simulate", "--chakra", path("tiny"), "--topology", platform, "--gpu", "H100-SXM", "--quiet",
+                           "--report", path("report.json")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("NOTE"), HasSubstr("SimGrid platform " + platform), HasSubstr("no bundled links")));
+  const auto report = simtrain::fixtures::read_json(path("report.json"));
+  EXPECT_EQ(report.at("scenario").at("simgrid_platform").at("file"), platform);
+}
+
 TEST(Cli, ChakraOptionsAreChecked) {
   EXPECT_EQ(run({"simulate", "--chakra", "t", "--gpu", "H100-SXM"}).code, 2);  // no --topology
   EXPECT_EQ(run({"simulate", "--chakra", "t", "--topology", "dgx-h100-superpod"}).code, 2);  // no --gpu

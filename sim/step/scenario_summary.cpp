@@ -39,6 +39,18 @@ std::string aligned_line(const std::string& label, const std::string& value) {
 
 }  // namespace
 
+std::vector<std::string> platform_note_lines(const Topology& topology) {
+  if (topology.kind != TopologyKind::simgrid_platform) return {};
+  std::vector<std::string> lines = {aligned_line("NOTE", "SimGrid platform " + topology.platform_file + ":")};
+  for (const std::string& note : simgrid_platform_notes()) lines.push_back(aligned_line("", note));
+  return lines;
+}
+
+nlohmann::ordered_json platform_note_json(const Topology& topology) {
+  if (topology.kind != TopologyKind::simgrid_platform) return nullptr;
+  return {{"file", topology.platform_file}, {"notes", simgrid_platform_notes()}};
+}
+
 std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workload& w) {
   const ModelConfig& m = s.model;
   const ParallelConfig& p = s.parallel;
@@ -68,11 +80,8 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
                                    ", recompute " + to_string(t.recompute)),
   };
   // A platform file's limits, said where the cluster is; a JSON topology's lines stay as they were.
-  if (s.cluster.topology.kind == TopologyKind::simgrid_platform) {
-    std::vector<std::string> notes = {aligned_line("NOTE", "SimGrid platform " + s.cluster.topology.platform_file + ":")};
-    for (const std::string& note : simgrid_platform_notes()) notes.push_back(aligned_line("", note));
-    lines.insert(lines.begin() + 2, notes.begin(), notes.end());  // after the cluster line
-  }
+  const std::vector<std::string> notes = platform_note_lines(s.cluster.topology);
+  lines.insert(lines.begin() + 2, notes.begin(), notes.end());  // after the cluster line
   return lines;
 }
 
@@ -111,9 +120,8 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& 
     summary["training"]["moe_load_imbalance"] = t.moe_load_imbalance;
     summary["training"]["capacity_factor"] = t.capacity_factor > 0 ? nlohmann::ordered_json(t.capacity_factor) : nullptr;
   }
-  if (s.cluster.topology.kind == TopologyKind::simgrid_platform)
-    summary["cluster"]["simgrid_platform"] = {{"file", s.cluster.topology.platform_file},
-                                              {"notes", simgrid_platform_notes()}};
+  if (const nlohmann::ordered_json notes = platform_note_json(s.cluster.topology); !notes.is_null())
+    summary["cluster"]["simgrid_platform"] = notes;
   if (p.context > 1) {
     summary["parallelism"]["context_parallel_size"] = p.context;
     summary["parallelism"]["cp_comm_type"] = to_string(p.cp_comm_type);

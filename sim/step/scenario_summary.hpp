@@ -18,6 +18,12 @@ namespace simtrain {
 // "label  value" lines, aligned like the rest of a text report (sim/base/text_format.hpp's add_line).
 std::vector<std::string> scenario_summary_lines(const Scenario& scenario, const Workload& workload);
 
+// What a SimGrid platform file changes, as NOTE lines aligned like the
+// above and as JSON ({file, notes}); none (empty, null) for a JSON topology.
+// Every report on a platform says it, a Chakra replay's too.
+std::vector<std::string> platform_note_lines(const Topology& topology);
+nlohmann::ordered_json platform_note_json(const Topology& topology);
+
 // The same figures in the scenario's sections (model, cluster, parallelism,
 // training) under the scenario's own field names, plus the derived ones:
 // parameters, virtual_stages, micro_batches (per pipeline per step).
