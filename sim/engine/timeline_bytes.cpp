@@ -47,7 +47,7 @@ std::vector<T> take_array(const std::string& in, size_t& offset) {
   const uint64_t size = take<uint64_t>(in, offset);
   if (size > (in.size() - offset) / sizeof(T)) truncated();
   std::vector<T> values(size);
-  std::memcpy(values.data(), in.data() + offset, size * sizeof(T));
+  if (size > 0) std::memcpy(values.data(), in.data() + offset, size * sizeof(T));  // an empty vector's data() may be null
   offset += size * sizeof(T);
   return values;
 }
