@@ -87,6 +87,13 @@ std::map<TaskKind, std::vector<std::string>> cp_exchanges_by_pass(const Program&
   return exchanges;
 }
 
+// The same tasks, task for task (by name), with the same dependencies.
+void expect_same_tasks(const Program& a, const Program& b) {
+  ASSERT_EQ(a.tasks.size(), b.tasks.size());
+  for (size_t i = 0; i < a.tasks.size(); ++i) EXPECT_EQ(task_name(a, a.tasks[i]), task_name(b, b.tasks[i]));
+  EXPECT_EQ(a.dep_ids, b.dep_ids);
+}
+
 }  // namespace
 
 // context_parallel_size 1 written out is today's scenario: the same Program, task for task.
@@ -96,9 +103,7 @@ TEST(ContextParallel, OneIsTodaysProgram) {
   const Scenario with_field = fixtures::scenario_from(given), without = cp_scenario(2, 2, 2, 1);
   const Program a = build_program(with_field, build_workload(with_field));
   const Program b = build_program(without, build_workload(without));
-  ASSERT_EQ(a.tasks.size(), b.tasks.size());
-  for (size_t i = 0; i < a.tasks.size(); ++i) EXPECT_EQ(task_name(a, a.tasks[i]), task_name(b, b.tasks[i]));
-  EXPECT_EQ(a.dep_ids, b.dep_ids);
+  expect_same_tasks(a, b);
   EXPECT_EQ(a.groups.size(), b.groups.size());
 }
 
@@ -268,9 +273,7 @@ TEST(ContextParallel, HierarchicalWithOneLevelIsUlyssesOrTheRing) {
     const Scenario one_level = fixtures::scenario_from(cp_json(2, 2, 1, 4, plain));
     const Program a = build_program(hierarchical, build_workload(hierarchical));
     const Program b = build_program(one_level, build_workload(one_level));
-    ASSERT_EQ(a.tasks.size(), b.tasks.size());
-    for (size_t i = 0; i < a.tasks.size(); ++i) EXPECT_EQ(task_name(a, a.tasks[i]), task_name(b, b.tasks[i]));
-    EXPECT_EQ(a.dep_ids, b.dep_ids);
+    expect_same_tasks(a, b);
     ASSERT_EQ(a.groups.size(), b.groups.size());
     for (size_t g = 0; g < a.groups.size(); ++g) EXPECT_EQ(a.groups[g].ranks, b.groups[g].ranks);
     const StepReport x = simulate(hierarchical).report, y = simulate(one_level).report;
