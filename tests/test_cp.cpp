@@ -451,10 +451,6 @@ TEST(ContextParallel, BadContextFieldsAreRefusedNamingTheField) {
   EXPECT_EQ(with(cp2, "training", {{"flash_attention", false}}),
             "test.json: training.flash_attention: context parallelism runs Transformer Engine's fused attention: "
             "needs flash_attention");
-  nlohmann::json moe = cp2;
-  moe["model"].update({{"num_experts", 8}, {"num_experts_per_tok", 2}, {"moe_intermediate_size", 256}});
-  EXPECT_EQ(fixtures::scenario_error(moe), "test.json: model.num_experts: a mixture-of-experts model is not simulated with context "
-                           "parallelism (context_parallel_size 2) yet");
   EXPECT_EQ(with(cp2, "parallelism", {{"dp_sync", "hierarchical"}}),
             "test.json: parallelism.dp_sync: dp_sync hierarchical is not simulated with context parallelism "
             "(context_parallel_size 2) yet");

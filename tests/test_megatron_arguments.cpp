@@ -167,7 +167,7 @@ TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
   const Converted c = from_megatron(
       "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
       "--swiglu --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 128 --expert-model-parallel-size 4 "
-      "--moe-token-dispatcher-type alltoall --global-batch-size 16",
+      "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --global-batch-size 16",
       "H100-SXM", "dgx-h100-superpod", 8);
   ASSERT_EQ(c.result.code, 0) << c.result.err;
   EXPECT_EQ(c.scenario["model"]["num_experts"], 16);
@@ -175,8 +175,10 @@ TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
   EXPECT_EQ(c.scenario["model"]["moe_intermediate_size"], 128);
   EXPECT_EQ(c.scenario["parallelism"]["expert_model_parallel_size"], 4);
   EXPECT_EQ(c.scenario["parallelism"]["moe_token_dispatcher_type"], "alltoall");
+  EXPECT_EQ(c.scenario["parallelism"]["overlap_moe_expert_parallel_comm"], true);
   const Scenario s = fixtures::scenario_from(c.scenario);  // loads as written
   EXPECT_EQ(s.parallel.expert, 4);
+  EXPECT_TRUE(s.parallel.overlap_ep_comm);
   EXPECT_FALSE(c.scenario["model"].contains("mlp_only_layers"));  // --moe-layer-freq 1: every layer MoE
 }
 

@@ -258,3 +258,188 @@ TEST(Moe, BadExpertFieldsAreRefusedNamingTheField) {
                              "sequence parallelism, as in Megatron");
   EXPECT_EQ(with(moe, "training", {{"capacity_factor", nullptr}}), "no error");  // null: dropless
 }
+
+namespace {
+
+nlohmann::json with_overlapped_exchange(nlohmann::json doc) {
+  doc["parallelism"]["overlap_moe_expert_parallel_comm"] = true;
+  return doc;
+}
+
+// The compute task an all-to-all belongs to: the last F or B before it in the rank's list.
+const Task& compute_before(const Program& p, const RankTaskIds& ids, size_t i) {
+  while (i-- > 0)
+    if (is_model_pass(p.tasks[ids[i]].kind)) return p.tasks[ids[i]];
+  throw std::runtime_error("an all-to-all before any compute");
+}
+
+}  // namespace
+
+// overlap_moe_expert_parallel_comm: in the 1F1B phase each forward after the
+// rank's first backward and each backward before its last forward exchanges
+// its tokens beside its compute (Megatron merges such a forward with such a
+// backward); the warm-up forwards and cool-down backwards keep blocking
+// exchanges. PP 1, 8 micro-batches: F0 .. F7 and B0 .. B7 alternate, so
+// F0 and B7 block.
+TEST(Moe, OverlappedExchangesAreTheOnesOfTheOneFOneBPhase) {
+  const auto streams = [](const nlohmann::json& doc, int rank) {
+    const Scenario s = fixtures::scenario_from(doc);
+    const Program p = build_program(s, build_workload(s));
+    std::map<std::pair<TaskKind, int>, std::set<Stream>> streams_of;  // (pass, micro-batch) -> its exchanges' streams
+    const RankTaskIds ids = p.rank_tasks(rank);
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (p.tasks[ids[i]].kind == TaskKind::ALLTOALL) {
+        const Task& compute = compute_before(p, ids, i);
+        streams_of[{compute.kind, int(compute.microbatch)}].insert(p.tasks[ids[i]].stream);
+      }
+    return streams_of;
+  };
+  const auto overlapped = streams(with_overlapped_exchange(moe_json(1, 1, 8, 4)), 5);
+  ASSERT_EQ(overlapped.size(), 16u);
+  for (const auto& [pass, on] : overlapped) {
+    const bool blocking = pass == std::pair{TaskKind::F, 0} || pass == std::pair{TaskKind::B, 7};
+    EXPECT_EQ(on, std::set<Stream>{blocking ? Stream::compute : Stream::tp_overlap})
+        << to_string(pass.first) << pass.second;
+  }
+  for (const auto& [pass, on] : streams(moe_json(1, 1, 8, 4), 5)) EXPECT_EQ(on, std::set<Stream>{Stream::compute});
+
+  // Interleaved, PP 2, v 2: on the last stage's rank the first backward follows fewer forwards than on the first.
+  nlohmann::json interleaved = with_overlapped_exchange(moe_json(1, 2, 4, 2));
+  interleaved["parallelism"].update({{"schedule", "interleaved_1f1b"}, {"num_layers_per_virtual_pipeline_stage", 1}});
+  const Scenario s = fixtures::scenario_from(interleaved);
+  const Program p = build_program(s, build_workload(s));
+  for (int rank = 0; rank < p.world_size; ++rank) {
+    const RankTaskIds ids = p.rank_tasks(rank);
+    size_t first_backward = ids.size(), last_forward = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (p.tasks[ids[i]].kind == TaskKind::B) first_backward = std::min(first_backward, i);
+      if (p.tasks[ids[i]].kind == TaskKind::F) last_forward = i;
+    }
+    int beside = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (p.tasks[ids[i]].kind != TaskKind::ALLTOALL) continue;
+      const bool in_steady_phase = compute_before(p, ids, i).kind == TaskKind::F ? i > first_backward : i < last_forward;
+      EXPECT_EQ(p.tasks[ids[i]].stream, in_steady_phase ? Stream::tp_overlap : Stream::compute) << "rank " << rank;
+      beside += in_steady_phase;
+    }
+    EXPECT_GT(beside, 0) << "rank " << rank;
+  }
+  fixtures::expect_program_holds_together(p, build_workload(s));
+}
+
+// Replayed, the overlapped exchanges run beside their compute: each starts
+// before its compute ends, the rank's next compute waits for both, the
+// step and the exposed EP time shrink, and the split still adds up. The
+// replica classes still replay as the full replay.
+TEST(Moe, OverlappedExchangesHideBehindCompute) {
+  ReplayOptions every_rank;
+  every_rank.full_replay = true;
+  const Simulation blocking = simulate(moe_scenario(1, 1, 8, 4), every_rank);
+  const Scenario s = fixtures::scenario_from(with_overlapped_exchange(moe_json(1, 1, 8, 4)));
+  const Simulation overlapped = simulate(s, every_rank);
+  EXPECT_LT(overlapped.report.step_seconds, blocking.report.step_seconds);
+  EXPECT_LT(overlapped.report.mean_split.exposed_ep_seconds, blocking.report.mean_split.exposed_ep_seconds);
+  const Program& p = overlapped.program;
+  const auto& times = overlapped.timeline.tasks;
+  for (int rank = 0; rank < p.world_size; ++rank) {
+    const TimeSplit& t = overlapped.report.ranks[rank];
+    EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, overlapped.report.step_seconds,
+                1e-9 * overlapped.report.step_seconds);
+    const RankTaskIds ids = p.rank_tasks(rank);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (p.tasks[ids[i]].stream != Stream::tp_overlap) continue;
+      size_t compute = i, next = i + 1;
+      while (!is_model_pass(p.tasks[ids[compute]].kind)) --compute;
+      while (next < ids.size() && p.tasks[ids[next]].stream != Stream::compute) ++next;
+      EXPECT_LT(times[ids[i]].start, times[ids[compute]].end);
+      if (next < ids.size()) EXPECT_GE(times[ids[next]].start, times[ids[i]].end - 1e-12);
+    }
+  }
+  fixtures::expect_replica_classes_replay_as_the_full_replay(s);
+}
+
+// Megatron-Core's TransformerConfig refuses the overlap without expert
+// parallelism, with the allgather dispatcher, on a pipeline that is not
+// interleaved, and with full recompute.
+TEST(Moe, OverlappedExchangesNeedWhatMegatronNeeds) {
+  const std::string field = "test.json: parallelism.overlap_moe_expert_parallel_comm: ";
+  EXPECT_EQ(fixtures::scenario_error(with_overlapped_exchange(moe_json(1, 1, 8, 1))),
+            field + "needs expert_model_parallel_size > 1");
+  nlohmann::json allgather = with_overlapped_exchange(moe_json(1, 1, 8, 4));
+  allgather["parallelism"]["moe_token_dispatcher_type"] = "allgather";
+  EXPECT_EQ(fixtures::scenario_error(allgather), field + "needs moe_token_dispatcher_type alltoall");
+  EXPECT_EQ(fixtures::scenario_error(with_overlapped_exchange(moe_json(1, 2, 4, 2))),
+            field + "needs the interleaved_1f1b schedule when pipeline_model_parallel_size > 1 (Megatron-LM asks for "
+                    "a virtual pipeline size), not 1f1b");
+  nlohmann::json recompute = with_overlapped_exchange(moe_json(1, 1, 8, 4));
+  recompute["training"]["recompute_granularity"] = "full";
+  EXPECT_EQ(fixtures::scenario_error(recompute), field + "does not run with recompute_granularity full");
+  nlohmann::json not_boolean = moe_json(1, 1, 8, 4);
+  not_boolean["parallelism"]["overlap_moe_expert_parallel_comm"] = "yes";
+  EXPECT_EQ(fixtures::scenario_error(not_boolean).rfind(field, 0), 0u);
+}
+
+namespace {
+
+// moe_json on 8 GPUs as DP 4 x CP 2 (ranks 2d and 2d + 1 split data-parallel rank d's sequences), EP `ep`.
+nlohmann::json moe_context_json(int ep) {
+  nlohmann::json doc = moe_json(1, 1, 8, ep);
+  doc["parallelism"]["context_parallel_size"] = 2;
+  doc["training"]["global_batch_size"] = 8 * 4;
+  return doc;
+}
+
+}  // namespace
+
+// With context parallelism Megatron-Core carves the EP groups out of a
+// stage's DP x CP ranks (its expert grid is tp-ep-dp-pp over world / (ETP x
+// EP x PP) expert-data-parallel ranks): EP 4 of DP 4 x CP 2 exchanges tokens
+// among ranks 0-3 and 4-7, two CP pairs each; each rank sends the top-2
+// copies of its half sequence. The experts' gradients are reduced over the
+// ranks of one EP index, the dense ones over DP x CP; ZeRO-1 shards the
+// experts' optimizer state over the 2 expert-data-parallel ranks.
+TEST(Moe, WithContextParallelismTheExpertGroupsSpanTheCpRanks) {
+  nlohmann::json doc = moe_context_json(4);
+  doc["parallelism"]["zero_stage"] = 1;
+  const Scenario s = fixtures::scenario_from(doc);
+  EXPECT_EQ(s.parallel.expert_data(), 2);
+  const Workload w = build_workload(s);
+  const Program p = build_program(s, w);
+  std::set<std::vector<int>> cp_groups, ep_groups, edp_groups, dp_groups;
+  for (const Group& g : p.groups) {
+    if (g.name.rfind("cp", 0) == 0) cp_groups.insert(g.ranks);
+    if (g.name.rfind("ep", 0) == 0) ep_groups.insert(g.ranks);
+    if (g.name.rfind("edp", 0) == 0) edp_groups.insert(g.ranks);
+    if (g.name.rfind("dp", 0) == 0) dp_groups.insert(g.ranks);
+  }
+  EXPECT_EQ(cp_groups, (std::set<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+  EXPECT_EQ(ep_groups, (std::set<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(edp_groups, (std::set<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  EXPECT_EQ(dp_groups, (std::set<std::vector<int>>{{0, 1, 2, 3, 4, 5, 6, 7}}));
+
+  const double exchange_bytes = 256.0 * 2 * 512 * 2;  // half of the 512-token sequence, top-2, h 512, bf16
+  const double experts = 4 * 2 * (2 * 512.0 * 256 + 256 + 512);
+  double expert_bytes = 0, dense_bytes = 0;
+  int exchanges = 0;
+  for (int id : p.rank_tasks(5)) {
+    const Task& t = p.tasks[id];
+    if (t.kind == TaskKind::ALLTOALL) {
+      EXPECT_EQ(p.groups[t.group].ranks, (std::vector<int>{4, 5, 6, 7}));
+      EXPECT_EQ(t.bytes, exchange_bytes);
+      exchanges += t.count;
+    }
+    if ((t.kind == TaskKind::REDUCESCATTER || t.kind == TaskKind::ALLREDUCE) && t.dim == CommDim::dp)
+      (p.groups[t.group].name.rfind("edp", 0) == 0 ? expert_bytes : dense_bytes) += t.bytes;
+  }
+  EXPECT_EQ(exchanges, 8 * 2 * 2 * 4);  // 8 micro-batches, forward and backward, dispatch and combine, 4 layers
+  EXPECT_DOUBLE_EQ(expert_bytes, experts * 4);
+  EXPECT_DOUBLE_EQ(dense_bytes, (parameters_on_rank(s, w, p, 5) - experts) * 4);
+  const MemoryBreakdown m = memory_for_rank(s, w, p, 5);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, (parameters_on_rank(s, w, p, 5) - experts) * 12 / 8 + experts * 12 / 2);
+
+  fixtures::expect_program_holds_together(p, w);
+  fixtures::expect_replica_classes_replay_as_the_full_replay(s);
+  EXPECT_EQ(fixtures::scenario_error(moe_context_json(3)),
+            "test.json: parallelism.expert_model_parallel_size: must divide the data-parallel x context-parallel size "
+            "(8): expert-parallel groups are carved out of them, got 3");
+}

@@ -6,7 +6,6 @@
 // its weight gradient) on a stream of their own, starting with the compute.
 #include <map>
 #include <tuple>
-#include <unordered_map>
 
 #include "sim/program/lowering.hpp"
 
@@ -36,14 +35,45 @@ const std::vector<int>& group_of(const CommGroups& groups, LayerGroup group) {
 
 using TpCounts = std::map<std::tuple<LayerGroup, TaskKind, double>, int>;  // group, kind and size -> collectives
 
-// The blocking or the overlapped TP collectives of `compute`'s units and passes, counted per kind and size.
-TpCounts tp_counts(const LoweredTask& compute, bool overlapped) {
+// The blocking or the overlapped TP collectives of `compute`'s units and
+// passes, counted per kind and size; `ep_beside_compute`: its EP
+// all-to-alls count as overlapped.
+TpCounts tp_counts(const LoweredTask& compute, bool overlapped, bool ep_beside_compute) {
   TpCounts counts;
   for (const ModelUnit& unit : compute.units)
     for (PassOf pass : compute.passes)
       for (const TpCollectives& c : (unit.work->*pass).tp)
-        if (c.overlapped == overlapped) counts[{c.group, c.kind, c.bytes}] += c.count;
+        if ((c.overlapped || (ep_beside_compute && c.group == LayerGroup::expert)) == overlapped)
+          counts[{c.group, c.kind, c.bytes}] += c.count;
   return counts;
+}
+
+// overlap_moe_expert_parallel_comm: Megatron merges a forward and a backward
+// of different micro-batches in the 1F1B phase, each one's all-to-alls
+// running beside the other's compute. A rank's forwards after its first
+// backward and its backwards before its last forward have such a partner;
+// warm-up forwards and cool-down backwards do not. Each task's all-to-alls
+// run beside its own compute here, so that a merged pair takes
+// max(F, A2A_F) + max(B, A2A_B), never less than Megatron's
+// max(F + B, A2A_F + A2A_B).
+std::vector<char> ep_beside_compute(const LoweringContext& context, const RankTasks& rank) {
+  std::vector<char> beside(rank.tasks.size(), 0);
+  if (!context.scenario.parallel.overlap_ep_comm) return beside;
+  const auto is_forward = [](TaskKind kind) { return kind == TaskKind::F; };
+  const auto is_backward = [](TaskKind kind) { return kind == TaskKind::B; };
+  bool backward_before = false;
+  for (size_t i = 0; i < rank.tasks.size(); ++i) {
+    const TaskKind kind = rank.tasks[i].task.kind;
+    beside[i] = is_forward(kind) && backward_before;
+    backward_before = backward_before || is_backward(kind);
+  }
+  bool forward_after = false;
+  for (size_t i = rank.tasks.size(); i-- > 0;) {
+    const TaskKind kind = rank.tasks[i].task.kind;
+    if (is_backward(kind)) beside[i] = forward_after;
+    forward_after = forward_after || is_forward(kind);
+  }
+  return beside;
 }
 
 // Adds the TP collectives of each compute task on `stream`, right after it,
@@ -51,13 +81,14 @@ TpCounts tp_counts(const LoweredTask& compute, bool overlapped) {
 template <class DepsOf>
 void add_tp_tasks(const LoweringContext& context, RankTasks& rank, bool overlapped, DepsOf deps_of) {
   ListEdit edit(rank);
-  // Tasks that share a Work run the same units and passes: counted once per Work.
-  std::unordered_map<const Work*, TpCounts> counts_of_work;
+  const std::vector<char> ep_beside = ep_beside_compute(context, rank);
+  // Tasks that share a Work run the same units and passes: counted once per Work (and EP placement).
+  std::map<std::pair<const Work*, bool>, TpCounts> counts_of_work;
   for (size_t i = 0; i < rank.tasks.size(); ++i) {
     const LoweredTask& compute = rank.tasks[i];
     if (!is_model_pass(compute.task.kind)) continue;
-    auto [counts, first] = counts_of_work.try_emplace(compute.work);
-    if (first) counts->second = tp_counts(compute, overlapped);
+    auto [counts, first] = counts_of_work.try_emplace({compute.work, ep_beside[i] != 0});
+    if (first) counts->second = tp_counts(compute, overlapped, ep_beside[i] != 0);
     std::vector<int> deps;
     for (const auto& [key, count] : counts->second) {
       if (count == 0) continue;

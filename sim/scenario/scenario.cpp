@@ -107,7 +107,7 @@ const std::vector<std::string> parallelism_keys = {
     "dp_compression_seconds_per_GB", "pipeline_layers", "decoder_first_pipeline_num_layers",
     "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "pipeline_model_parallel_layout", "expert_model_parallel_size", "expert_tensor_parallel_size",
-    "moe_token_dispatcher_type", "context_parallel_size", "cp_comm_type",
+    "moe_token_dispatcher_type", "overlap_moe_expert_parallel_comm", "context_parallel_size", "cp_comm_type",
     "hierarchical_context_parallel_sizes"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour"};
@@ -286,6 +286,7 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   p.moe_dispatcher = f.choice("moe_token_dispatcher_type", {"alltoall", "allgather"}).value_or("alltoall") == "alltoall"
                          ? MoeDispatcher::alltoall
                          : MoeDispatcher::allgather;
+  p.overlap_ep_comm = f.boolean("overlap_moe_expert_parallel_comm").value_or(false);
   p.context = f.integer("context_parallel_size").value_or(1);
   if (p.context == 1 && f.has("cp_comm_type")) f.fail("cp_comm_type", "is only used with context_parallel_size > 1");
   const std::vector<std::string> cp_comm_types = {"p2p", "all_gather", "a2a", "a2a+p2p"};
@@ -349,6 +350,20 @@ void check_data_parallel(Scenario& s, const RuleBroken& fail) {
   if (p.dp_bucket_bytes == 0) p.dp_bucket_bytes = std::max<double>(40e6, 1e6 * p.data_context()) * 4;  // Megatron's default
 }
 
+// overlap_moe_expert_parallel_comm as Megatron-Core's TransformerConfig
+// checks it (megatron/core/transformer/transformer_config.py).
+void check_expert_comm_overlap(const Scenario& s, const RuleBroken& fail) {
+  const ParallelConfig& p = s.parallel;
+  if (!p.overlap_ep_comm) return;
+  const std::string field = "parallelism.overlap_moe_expert_parallel_comm";
+  if (p.expert == 1) fail(field, "needs expert_model_parallel_size > 1");
+  if (p.moe_dispatcher != MoeDispatcher::alltoall) fail(field, "needs moe_token_dispatcher_type alltoall");
+  if (p.pipeline > 1 && p.schedule != ScheduleKind::interleaved_1f1b)
+    fail(field, "needs the interleaved_1f1b schedule when pipeline_model_parallel_size > 1 (Megatron-LM asks for a "
+                "virtual pipeline size), not " + to_string(p.schedule));
+  if (s.training.recompute == Recompute::full) fail(field, "does not run with recompute_granularity full");
+}
+
 // Megatron-Core's rules for expert parallelism (megatron/training/arguments.py,
 // parallel_state.py), and what simtrain does not simulate with it yet.
 void check_experts(const Scenario& s, const RuleBroken& fail) {
@@ -364,9 +379,13 @@ void check_experts(const Scenario& s, const RuleBroken& fail) {
   if (p.expert_tensor != p.tensor)
     fail("parallelism.expert_tensor_parallel_size", "only expert_tensor_parallel_size = tensor_model_parallel_size (" +
                                                         str(p.tensor) + ") is simulated, got " + str(p.expert_tensor));
-  if (p.data % p.expert != 0)
-    fail("parallelism.expert_model_parallel_size", "must divide the data-parallel size (" + str(p.data) +
-                                                       "): expert-parallel groups are carved out of it, got " + str(p.expert));
+  if (p.data_context() % p.expert != 0)
+    fail("parallelism.expert_model_parallel_size",
+         (p.context > 1 ? "must divide the data-parallel x context-parallel size (" + str(p.data_context()) +
+                              "): expert-parallel groups are carved out of them, got "
+                        : "must divide the data-parallel size (" + str(p.data) +
+                              "): expert-parallel groups are carved out of it, got ") +
+             str(p.expert));
   if (m.num_experts % p.expert != 0)
     fail("parallelism.expert_model_parallel_size",
          "must divide the number of experts (" + str(m.num_experts) + "), got " + str(p.expert));
@@ -376,6 +395,7 @@ void check_experts(const Scenario& s, const RuleBroken& fail) {
                                                        str(m.shared_expert_intermediate_size) + "), got " + str(p.tensor));
   if (p.expert > 1 && p.tensor > 1 && !p.sequence_parallel)
     fail("parallelism.sequence_parallel", "expert and tensor parallelism together need sequence parallelism, as in Megatron");
+  check_expert_comm_overlap(s, fail);
   if (p.expert == 1) return;
   const auto not_with_experts = [&](const std::string& field, const std::string& setting) {
     fail(field, setting + " is not simulated with expert parallelism yet");
@@ -413,7 +433,6 @@ void check_context_parallel(const Scenario& s, const RuleBroken& fail) {
                str(p.context_a2a()) + " must divide its " + str(heads) + " attention heads and " + str(kv_heads) +
                " key-value heads");
   }
-  if (s.model.has_experts()) not_with_cp("model.num_experts", "a mixture-of-experts model");
   if (p.dp_sync == DpSync::hierarchical || p.dp_sync == DpSync::parameter_server)
     not_with_cp("parallelism.dp_sync", "dp_sync " + to_string(p.dp_sync));
 }

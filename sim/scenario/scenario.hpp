@@ -109,6 +109,11 @@ struct ParallelConfig {
   int64_t expert = 1;         // expert_model_parallel_size
   int64_t expert_tensor = 1;  // expert_tensor_parallel_size (default: tensor_model_parallel_size)
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  // Megatron's --overlap-moe-expert-parallel-comm: in the 1F1B phase a
+  // forward and a backward of different micro-batches run merged, each one's
+  // all-to-alls beside the other's compute (warm-up forwards and cool-down
+  // backwards keep theirs blocking).
+  bool overlap_ep_comm = false;
   int64_t parameter_servers = 1;     // server hosts holding parameter shards (dp_sync parameter_server)
   double dp_compression_ratio = 1;   // gradient traffic is divided by this
   double dp_compression_seconds_per_byte = 1e-12;  // compress, and again decompress, per byte of uncompressed gradient
@@ -139,8 +144,10 @@ struct ParallelConfig {
   // all_gather) passes K/V around (B for a2a+p2p, 1 for a2a, else context).
   int64_t context_a2a() const;
   int64_t context_ring() const { return context / context_a2a(); }
-  // The ranks holding the same experts, over which their gradients are reduced.
-  int64_t expert_data() const { return data / expert; }
+  // The ranks holding the same experts, over which their gradients are
+  // reduced: Megatron-Core carves the EP groups out of the DP x CP ranks of
+  // a stage (its expert grid tp-ep-dp-pp, world / (ETP x EP x PP) expert-data-parallel).
+  int64_t expert_data() const { return data_context() / expert; }
 };
 
 struct ClusterConfig {

@@ -81,7 +81,7 @@ std::vector<Dimension> default_dimensions(const Scenario& s) {
                                        {"recompute_granularity", {"none", "selective", "full"}},
                                        {"sequence_parallel", {false, true}}};
   // Expert parallelism, for a model with experts: powers of two that divide
-  // the experts (the scenario rules refuse those that do not divide DP).
+  // the experts (the scenario rules refuse those that do not divide DP x CP).
   if (s.model.has_experts()) {
     std::vector<nlohmann::json> expert;
     for (int64_t e = 1; e <= s.model.num_experts && s.model.num_experts % e == 0; e *= 2) expert.push_back(e);

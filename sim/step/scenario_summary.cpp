@@ -61,7 +61,9 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
           ? ", " + std::to_string(m.num_experts) + " experts (top-" + std::to_string(m.experts_per_token) + ")"
           : "";
   const std::string expert_parallel =
-      m.has_experts() ? ", EP " + std::to_string(p.expert) + " (" + to_string(p.moe_dispatcher) + ")" : "";
+      m.has_experts() ? ", EP " + std::to_string(p.expert) + " (" + to_string(p.moe_dispatcher) +
+                            (p.overlap_ep_comm ? ", overlapped in 1F1B" : "") + ")"
+                      : "";
   std::vector<std::string> lines = {
       aligned_line("model", m.name + ": " + std::to_string(m.num_layers) + " layers, hidden size " +
                                 std::to_string(m.hidden_size) + experts + ", " +
@@ -117,6 +119,7 @@ nlohmann::ordered_json scenario_summary_json(const Scenario& s, const Workload& 
     summary["model"]["num_experts_per_tok"] = m.experts_per_token;
     summary["parallelism"]["expert_model_parallel_size"] = p.expert;
     summary["parallelism"]["moe_token_dispatcher_type"] = to_string(p.moe_dispatcher);
+    summary["parallelism"]["overlap_moe_expert_parallel_comm"] = p.overlap_ep_comm;
     summary["training"]["moe_load_imbalance"] = t.moe_load_imbalance;
     summary["training"]["capacity_factor"] = t.capacity_factor > 0 ? nlohmann::ordered_json(t.capacity_factor) : nullptr;
   }
