@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "sim/engine/simulate.hpp"
 #include "sim/program/critical_path.hpp"
@@ -17,15 +18,14 @@ TEST(TaskPredecessors, AreTheDependenciesThenTheTaskBeforeOnTheStream) {
   const Program program = simulate(load_scenario("tiny-4gpu")).program;
   const std::vector<std::vector<int>> before = task_predecessors(program);
   for (int rank = 0; rank < program.world_size; ++rank) {
-    std::vector<int> previous(4, -1);  // per Stream
+    std::map<Stream, int> previous;  // the last task on each stream
     for (int id : program.rank_tasks(rank)) {
       const Task& t = program.tasks[id];
       const std::span<const int> deps = program.deps(t);
       std::vector<int> expected(deps.begin(), deps.end());
       if (t.kind != TaskKind::RECV || is_posted_in_order(t)) {  // a passive (eager) RECV is on no stream's order
-        int& last = previous[static_cast<int>(t.stream)];
-        if (last >= 0) expected.push_back(last);
-        last = id;
+        if (const auto last = previous.find(t.stream); last != previous.end()) expected.push_back(last->second);
+        previous[t.stream] = id;
       }
       EXPECT_EQ(before[id], expected) << task_name(program, t);
     }

@@ -273,11 +273,13 @@ TEST(CommunicatorPlan, OnePerGroupAndStreamAndOnePerDirection) {
   const Scenario scenario = load_scenario("tiny-4gpu");
   const Program program = build_program(scenario, build_workload(scenario));
   const CommunicatorPlan plan = plan_communicators(program);
-  // tp0, tp1 on the compute stream; emb2, emb3 on the dp stream; sends 0->2, 1->3 and back.
+  // tp0, tp1 on the compute stream and on the overlapped one (the backward's input-gradient all-reduces
+  // beside its weight gradients); emb2, emb3 on the dp stream; sends 0->2, 1->3 and back.
   std::vector<std::string> names;
   for (const CommunicatorSpec& spec : plan.specs) names.push_back(spec.name);
-  EXPECT_THAT(names, ::testing::ElementsAre("tp0 on compute", "tp1 on compute", "emb2 on dp", "emb3 on dp",
-                                            "send 0->2", "send 1->3", "send 2->0", "send 3->1"));
+  EXPECT_THAT(names, ::testing::ElementsAre("tp0 on compute", "tp0 on tp_overlap", "tp1 on compute", "tp1 on tp_overlap",
+                                            "emb2 on dp", "emb3 on dp", "send 0->2", "send 1->3", "send 2->0",
+                                            "send 3->1"));
   for (const Task& t : program.tasks)
     if (!is_compute(t.kind)) {
       const CommunicatorSpec& spec = plan.specs[plan.of_task(t)];

@@ -1,5 +1,6 @@
 // The lowering passes one by one, on their per-rank lists (sim/program/lowering.hpp),
 // and the stage and rank layouts they share with the memory model and the step bound.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -144,11 +145,13 @@ TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
     const LoweredTask& compute = lowered.tasks[i];
     if (!is_model_pass(compute.task.kind)) continue;
     ++computes;
+    const bool computes_weight_gradients = std::find(compute.passes.begin(), compute.passes.end(),
+                                                     &UnitWork::backward_weight) != compute.passes.end();
     std::map<TaskKind, int> expected, issued;
     for (const ModelUnit& u : compute.units)
       for (PassOf pass : compute.passes)
         for (const TpCollectives& c : (u.work->*pass).tp)
-          if (!c.overlapped) expected[c.kind] += c.count;
+          if (!c.overlapped && !(c.beside_weight_gradient && computes_weight_gradients)) expected[c.kind] += c.count;
     int previous = compute.label;
     size_t next = i + 1;
     for (; next < lowered.tasks.size() && lowered.tasks[next].task.dim == CommDim::tp; ++next) {
@@ -167,9 +170,10 @@ TEST(Lowering, TpPassPutsEachComputesCollectivesRightAfterItWithTheirCounts) {
 
 // Sequence parallelism: each backward's re-gathers of the qkv and fc1
 // inputs (2 a layer) start with it on a stream of their own, once what it
-// waits for and the compute stream's task before it are done; its first
-// blocking collective waits for them. With the blocking reduce-scatters and
-// all-gathers (2 + 2 a layer), 6 a layer.
+// waits for and the compute stream's task before it are done, then the
+// reduce-scatters of their input gradients (2 a layer, beside the weight
+// gradients); its first blocking collective waits for the last of them.
+// With the blocking all-gathers (2 a layer), 6 a layer.
 TEST(Lowering, SequenceParallelRegathersEachLayersInputsBesideItsBackward) {
   Lowering l(scenario(2, 2, 1, "1f1b", {{"sequence_parallel", true}}));
   const RankTasks lowered = lower_rank(l.context, 0, l.schedule[0]);  // stage 0: the embedding and 4 layers
@@ -193,22 +197,50 @@ TEST(Lowering, SequenceParallelRegathersEachLayersInputsBesideItsBackward) {
         break;
       }
     EXPECT_EQ(regather.deps, starts_with);
-    EXPECT_EQ(lowered.tasks[i + 2].deps, (std::vector<int>{t.label, regather.label}));
+    const LoweredTask& reduction = lowered.tasks[i + 2];
+    EXPECT_EQ(reduction.task.stream, Stream::tp_overlap);
+    EXPECT_EQ(reduction.task.kind, TaskKind::REDUCESCATTER);
+    EXPECT_EQ(reduction.task.count, 4 * 2);
+    EXPECT_EQ(reduction.deps, std::vector<int>{regather.label});
+    EXPECT_EQ(lowered.tasks[i + 3].deps, (std::vector<int>{t.label, reduction.label}));
     std::map<TaskKind, int> blocking;
-    for (size_t c = i + 2; c <= ready_index(lowered, i); ++c) {
+    for (size_t c = i + 3; c <= ready_index(lowered, i); ++c) {
       EXPECT_EQ(lowered.tasks[c].task.stream, Stream::compute);
       EXPECT_EQ(lowered.tasks[c].task.bytes, bytes);
       blocking[lowered.tasks[c].task.kind] += lowered.tasks[c].task.count;
     }
     // The embedding's backward adds one all-gather (of its output's gradient).
-    EXPECT_EQ(blocking, (std::map<TaskKind, int>{{TaskKind::REDUCESCATTER, 4 * 2}, {TaskKind::ALLGATHER, 4 * 2 + 1}}));
+    EXPECT_EQ(blocking, (std::map<TaskKind, int>{{TaskKind::ALLGATHER, 4 * 2 + 1}}));
   }
   EXPECT_EQ(backwards, 4);
-  EXPECT_EQ(overlapped_tasks, 4);
+  EXPECT_EQ(overlapped_tasks, 8);
 
-  Lowering plain(scenario(2, 2, 1, "1f1b"));
+  Lowering plain(scenario(2, 2, 1, "1f1b", {{"async_tensor_model_parallel_allreduce", false}}));
   for (const LoweredTask& t : lower_rank(plain.context, 0, plain.schedule[0]).tasks)
     EXPECT_NE(t.task.stream, Stream::tp_overlap);
+}
+
+// Without SP, a column-parallel linear's input gradient is all-reduced
+// beside its weight-gradient GEMM (Megatron's async TP all-reduce): each
+// backward's all-reduces (qkv and fc1 of 4 layers) start with it on the
+// overlapped stream. A zb_h1 backward leaves its weight gradients to its W
+// task: its all-reduces block, as they do with the overlap turned off.
+TEST(Lowering, InputGradientAllReducesRunBesideTheWeightGradients) {
+  const auto streams_after_backwards = [](const Scenario& s) {
+    Lowering l(s);
+    const RankTasks lowered = lower_rank(l.context, 0, l.schedule[0]);  // stage 0: the embedding and 4 layers
+    std::map<Stream, int> all_reduces;  // by stream, counted
+    for (size_t i = 0; i < lowered.tasks.size(); ++i) {
+      if (lowered.tasks[i].task.kind != TaskKind::B) continue;
+      for (size_t c = i + 1; c < lowered.tasks.size() && lowered.tasks[c].task.dim == CommDim::tp; ++c)
+        if (lowered.tasks[c].task.kind == TaskKind::ALLREDUCE) all_reduces[lowered.tasks[c].task.stream] += lowered.tasks[c].task.count;
+    }
+    return all_reduces;
+  };
+  EXPECT_EQ(streams_after_backwards(scenario(2, 2, 1, "1f1b")), (std::map<Stream, int>{{Stream::tp_overlap, 4 * 4 * 2}}));
+  EXPECT_EQ(streams_after_backwards(scenario(2, 2, 1, "zb_h1")), (std::map<Stream, int>{{Stream::compute, 4 * 4 * 2}}));
+  EXPECT_EQ(streams_after_backwards(scenario(2, 2, 1, "1f1b", {{"async_tensor_model_parallel_allreduce", false}})),
+            (std::map<Stream, int>{{Stream::compute, 4 * 4 * 2}}));
 }
 
 TEST(Lowering, TransferPassPairsEverySendWithOneReceiveOfTheSameBytes) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/shell_words.hpp"
@@ -152,6 +153,8 @@ TEST(FromMegatron, Sc21Table1RowsAreTheShippedScenariosOfThoseRows) {
   }
 }
 
+// The shipped row also says what its arguments cannot: the Megatron-LM of
+// its runs (early 2021) all-reduced TP input gradients synchronously.
 TEST(FromMegatron, TheSc21RowsSimulateAsTheShippedScenarios) {
   fixtures::TemporaryDirectory dir{"megatron"};
   const std::string generated = (dir.path() / "145b.json").string();
@@ -159,6 +162,10 @@ TEST(FromMegatron, TheSc21RowsSimulateAsTheShippedScenarios) {
                                     "--topology", "dgx-a100-superpod", "--num-gpus", "1536", "--out", generated})
                 .code,
             0);
+  json scenario = fixtures::read_json(generated);
+  EXPECT_FALSE(scenario["parallelism"].contains("async_tensor_model_parallel_allreduce"));
+  scenario["parallelism"]["async_tensor_model_parallel_allreduce"] = false;
+  std::ofstream(generated) << scenario.dump();
   EXPECT_EQ(step_seconds(generated, dir.path()),
             step_seconds((fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios/megatron-145.6b-1536xa100.json").string(), dir.path()));
 }
@@ -180,6 +187,22 @@ TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
   EXPECT_EQ(s.parallel.expert, 4);
   EXPECT_TRUE(s.parallel.overlap_ep_comm);
   EXPECT_FALSE(c.scenario["model"].contains("mlp_only_layers"));  // --moe-layer-freq 1: every layer MoE
+}
+
+// --no-async-tensor-model-parallel-allreduce turns the overlap off; the
+// opt-in flag of August 2021 leaves it on, the default since.
+TEST(FromMegatron, NoAsyncTensorParallelAllReduceTurnsTheOverlapOff) {
+  const std::string line =
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+      "--tensor-model-parallel-size 2 --global-batch-size 16 ";
+  const Converted off = from_megatron(line + "--no-async-tensor-model-parallel-allreduce", "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(off.result.code, 0) << off.result.err;
+  EXPECT_EQ(off.scenario["parallelism"]["async_tensor_model_parallel_allreduce"], false);
+  EXPECT_FALSE(fixtures::scenario_from(off.scenario).parallel.async_tp_allreduce);
+  const Converted on = from_megatron(line + "--async-tensor-model-parallel-allreduce", "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(on.result.code, 0) << on.result.err;
+  EXPECT_FALSE(on.scenario["parallelism"].contains("async_tensor_model_parallel_allreduce"));
+  EXPECT_TRUE(fixtures::scenario_from(on.scenario).parallel.async_tp_allreduce);
 }
 
 // --moe-layer-freq as Megatron-Core reads it: an integer N makes layers 0, N,

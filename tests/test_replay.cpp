@@ -450,3 +450,22 @@ TEST(Replay, ReportsProgressAndStopsWhenCancelled) {
   EXPECT_LT(seen[0].tasks_done, seen[0].tasks_total);
   EXPECT_GT(seen[0].simulated_seconds, 0);
 }
+
+// TP 8 without SP: the backward's input-gradient all-reduces hide behind its
+// weight-gradient GEMMs where Megatron's async all-reduce is on; the
+// exposed TP time drops by at most those all-reduces (the forward's still
+// block) and the split still adds up to the step.
+TEST(Replay, AsyncTensorParallelAllReducesHideBehindTheBackward) {
+  nlohmann::json doc = fixtures::scenario_json(8, 1, 1, 4, "1f1b");
+  doc["parallelism"]["async_tensor_model_parallel_allreduce"] = false;
+  const Simulation blocking = simulate(fixtures::scenario_from(doc));
+  doc["parallelism"]["async_tensor_model_parallel_allreduce"] = true;
+  const Simulation async = simulate(fixtures::scenario_from(doc));
+  EXPECT_LT(async.report.step_seconds, blocking.report.step_seconds);
+  EXPECT_LT(async.report.mean_split.exposed_tp_seconds, blocking.report.mean_split.exposed_tp_seconds);
+  EXPECT_GT(async.report.mean_split.exposed_tp_seconds, 0.4 * blocking.report.mean_split.exposed_tp_seconds);
+  for (const TimeSplit& t : async.report.ranks)
+    EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, async.report.step_seconds,
+                1e-9 * async.report.step_seconds);
+  EXPECT_DOUBLE_EQ(async.report.mean_split.compute_seconds, blocking.report.mean_split.compute_seconds);
+}

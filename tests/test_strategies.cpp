@@ -296,7 +296,8 @@ TEST(Diagnostics, LinksCarryWhatTheFlowsRoutedOverThem) {
 }
 
 TEST(Diagnostics, EveryReportRatesCommunicationAgainstCompute) {
-  const Simulation sim = simulate(load_scenario("tiny-4gpu"));
+  // Every TP all-reduce blocking, as before Megatron-LM's async all-reduce.
+  const Simulation sim = simulate(load_scenario("tiny-4gpu", {"async_tensor_model_parallel_allreduce=false"}));
   const StepReport& r = sim.report;
   ASSERT_EQ(r.ranks.size(), 4u);
   for (const TimeSplit& t : r.ranks) {

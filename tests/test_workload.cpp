@@ -175,8 +175,10 @@ TEST(Workload, TensorParallelismConservesParametersAndFlops) {
 }
 
 // How many TP collectives of each kind a pass issues, overlapped ones apart; each of `bytes`.
+// Reductions beside a weight-gradient GEMM apart too.
 struct TpCounts {
   int allreduced = 0, gathered = 0, scattered = 0, gathered_overlapped = 0;
+  int allreduced_beside_wgrad = 0, scattered_beside_wgrad = 0;
   bool operator==(const TpCounts&) const = default;
 };
 
@@ -185,17 +187,20 @@ TpCounts tp_counts(const Pass& pass, double bytes) {
   for (const TpCollectives& c : pass.tp) {
     EXPECT_DOUBLE_EQ(c.bytes, bytes) << to_string(c.kind);
     EXPECT_TRUE(!c.overlapped || c.kind == TaskKind::ALLGATHER);
-    int& total = c.kind == TaskKind::ALLREDUCE   ? counts.allreduced
-                 : c.kind == TaskKind::REDUCESCATTER ? counts.scattered
-                 : c.overlapped                  ? counts.gathered_overlapped
-                                                 : counts.gathered;
+    EXPECT_TRUE(!c.beside_weight_gradient || c.kind != TaskKind::ALLGATHER);
+    const bool beside = c.beside_weight_gradient;
+    int& total = c.kind == TaskKind::ALLREDUCE       ? (beside ? counts.allreduced_beside_wgrad : counts.allreduced)
+                 : c.kind == TaskKind::REDUCESCATTER ? (beside ? counts.scattered_beside_wgrad : counts.scattered)
+                 : c.overlapped                      ? counts.gathered_overlapped
+                                                     : counts.gathered;
     total += c.count;
   }
   return counts;
 }
 
 // Per layer, forward: 2 all-reduces, or (SP) all-gathers before qkv and fc1
-// and reduce-scatters after proj and fc2; backward: their conjugates, and
+// and reduce-scatters after proj and fc2; backward: their conjugates (the
+// qkv and fc1 input gradients reduced beside their weight-gradient GEMMs), and
 // under SP the overlapped re-gathers of the qkv and fc1 inputs: 6.
 TEST(Workload, SequenceParallelSplitsAllreducesAndRegathersForWeightGradients) {
   Scenario scenario = llama2_7b();
@@ -205,17 +210,21 @@ TEST(Workload, SequenceParallelSplitsAllreducesAndRegathersForWeightGradients) {
   scenario.parallel.sequence_parallel = false;
   const Workload plain = build_workload(scenario);
   EXPECT_EQ(tp_counts(plain.layer.forward, bytes), (TpCounts{.allreduced = 2}));
-  EXPECT_EQ(tp_counts(plain.layer.backward_input, bytes), (TpCounts{.allreduced = 2}));
+  // The input gradients of qkv and fc1, beside their weight-gradient GEMMs (Megatron's async TP all-reduce).
+  EXPECT_EQ(tp_counts(plain.layer.backward_input, bytes), (TpCounts{.allreduced_beside_wgrad = 2}));
   EXPECT_TRUE(plain.layer.backward_weight.tp.empty());
+  scenario.parallel.async_tp_allreduce = false;  // Megatron-LM before September 2021
+  EXPECT_EQ(tp_counts(build_workload(scenario).layer.backward_input, bytes), (TpCounts{.allreduced = 2}));
+  scenario.parallel.async_tp_allreduce = true;
 
   scenario.parallel.sequence_parallel = true;
   const Workload sp = build_workload(scenario);
   EXPECT_EQ(tp_counts(sp.layer.forward, bytes), (TpCounts{.gathered = 2, .scattered = 2}));
   EXPECT_EQ(tp_counts(sp.layer.backward_input, bytes),
-            (TpCounts{.gathered = 2, .scattered = 2, .gathered_overlapped = 2}));
+            (TpCounts{.gathered = 2, .gathered_overlapped = 2, .scattered_beside_wgrad = 2}));
   EXPECT_TRUE(sp.layer.backward_weight.tp.empty());
-  // The output layer is column-parallel too: its input is gathered again.
-  EXPECT_EQ(tp_counts(sp.head.backward_input, bytes), (TpCounts{.scattered = 1, .gathered_overlapped = 1}));
+  // The output layer is column-parallel too: its input is gathered again, its input gradient reduced beside its wgrad.
+  EXPECT_EQ(tp_counts(sp.head.backward_input, bytes), (TpCounts{.gathered_overlapped = 1, .scattered_beside_wgrad = 1}));
 }
 
 const Op& op_named(const Pass& pass, const std::string& name) {

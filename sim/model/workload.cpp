@@ -55,6 +55,7 @@ struct Shard {
   const ModelConfig& model;
   int64_t tp = 1;
   bool sequence_parallel = false;
+  bool async_tp_allreduce = true;  // without SP: the input gradient's all-reduce beside the weight-gradient GEMM
   bool fp8 = false;  // the layers' linear GEMMs read fp8 operands
   bool fp8_current_scaling = false;  // tensorwise recipe: an amax pass before each cast
   int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;  // seq: the rank's tokens of each sequence (over CP); head_dim: of queries and keys
@@ -153,6 +154,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .model = model,
       .tp = tp,
       .sequence_parallel = scenario.parallel.sequence_parallel && tp > 1,
+      .async_tp_allreduce = scenario.parallel.async_tp_allreduce,
       .fp8 = fp8,
       .fp8_current_scaling = fp8 && scenario.training.fp8_recipe == Fp8Recipe::tensorwise,
       .batch = scenario.training.micro_batch_size,
@@ -286,7 +288,9 @@ void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& 
 // column-parallel linear keeps only its local input, so its backward gathers
 // it again for the weight gradient, overlapped with the input-gradient GEMM
 // (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward, TE's
-// _LayerNormLinear.backward). Reductions carry bf16; TE's fp8 linears
+// _LayerNormLinear.backward), and its input gradient is reduced (all-reduced,
+// SP: reduce-scattered) beside its weight-gradient GEMM, the all-reduce only
+// where async_tensor_model_parallel_allreduce is on. Reductions carry bf16; TE's fp8 linears
 // all-gather fp8 (their quantized input, and dY quantized before its gather).
 // The tensor crossing is `width` wide per token (the hidden size but in
 // latent attention); one that no linear reads (its rotary key) is gathered
@@ -300,7 +304,10 @@ void add_tp_boundary_of_width(TpBoundary boundary, int count, int64_t width, con
   const double gathered_bytes = double(x.tokens()) * width * (fp8_linears ? kFp8Bytes : x.element_bytes);
   Pass& reducing = boundary == TpBoundary::enter ? backward : forward;
   Pass& gathering = boundary == TpBoundary::enter ? forward : backward;
-  reducing.tp.push_back({x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, reduced_bytes});
+  TpCollectives reduction{x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, reduced_bytes};
+  reduction.beside_weight_gradient =
+      boundary == TpBoundary::enter && linear_input && (x.sequence_parallel || x.async_tp_allreduce);
+  reducing.tp.push_back(reduction);
   if (!x.sequence_parallel) return;
   gathering.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes});
   if (boundary == TpBoundary::enter && linear_input)

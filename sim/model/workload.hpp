@@ -57,6 +57,12 @@ struct TpCollectives {
   double bytes = 0;  // size of each (the full, unsharded tensor; an all-to-all's: what one rank sends)
   bool overlapped = false;
   LayerGroup group = LayerGroup::tensor;
+  // A column-parallel linear's input-gradient reduction, issued before its
+  // weight-gradient GEMM and waited for after it (Megatron's
+  // LinearWithGradAccumulationAndAsyncCommunication.backward): overlapped
+  // where the task computes the weight gradients (not a zb_h1 B task, whose
+  // weight gradients wait for its W task).
+  bool beside_weight_gradient = false;
 };
 
 struct Pass {

@@ -3,7 +3,10 @@
 // collectives of the pass. Blocking ones sit right after the compute task
 // whose layers issue them, on the compute stream (they block those layers);
 // overlapped ones (sequence parallelism's re-gather of a linear's input for
-// its weight gradient) on a stream of their own, starting with the compute.
+// its weight gradient, a column-parallel linear's input-gradient reduction
+// beside its weight-gradient GEMM) on a stream of their own, starting with
+// the compute.
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -33,18 +36,26 @@ const std::vector<int>& group_of(const CommGroups& groups, LayerGroup group) {
   return groups.tp;
 }
 
-using TpCounts = std::map<std::tuple<LayerGroup, TaskKind, double>, int>;  // group, kind and size -> collectives
+// (beside the weight gradients, group, kind, size) -> collectives: a task's
+// reductions beside its weight-gradient GEMMs come after its re-gathers,
+// which the input-gradient GEMMs before them wait for.
+using TpCounts = std::map<std::tuple<bool, LayerGroup, TaskKind, double>, int>;
 
 // The blocking or the overlapped TP collectives of `compute`'s units and
 // passes, counted per kind and size; `ep_beside_compute`: its EP
 // all-to-alls count as overlapped.
 TpCounts tp_counts(const LoweredTask& compute, bool overlapped, bool ep_beside_compute) {
+  const bool computes_weight_gradients = std::find(compute.passes.begin(), compute.passes.end(),
+                                                   &UnitWork::backward_weight) != compute.passes.end();
   TpCounts counts;
   for (const ModelUnit& unit : compute.units)
     for (PassOf pass : compute.passes)
-      for (const TpCollectives& c : (unit.work->*pass).tp)
-        if ((c.overlapped || (ep_beside_compute && c.group == LayerGroup::expert)) == overlapped)
-          counts[{c.group, c.kind, c.bytes}] += c.count;
+      for (const TpCollectives& c : (unit.work->*pass).tp) {
+        const bool beside_weight_gradients = c.beside_weight_gradient && computes_weight_gradients;
+        const bool beside_compute =
+            c.overlapped || beside_weight_gradients || (ep_beside_compute && c.group == LayerGroup::expert);
+        if (beside_compute == overlapped) counts[{beside_weight_gradients, c.group, c.kind, c.bytes}] += c.count;
+      }
   return counts;
 }
 
@@ -93,7 +104,7 @@ void add_tp_tasks(const LoweringContext& context, RankTasks& rank, bool overlapp
     for (const auto& [key, count] : counts->second) {
       if (count == 0) continue;
       if (deps.empty()) deps = deps_of(i);
-      const auto [group, kind, bytes] = key;
+      const auto [beside_weight_gradients, group, kind, bytes] = key;
       Task c;
       c.kind = kind;
       c.stream = overlapped ? Stream::tp_overlap : Stream::compute;

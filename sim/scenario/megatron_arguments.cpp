@@ -55,7 +55,8 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--expert-model-parallel-size", true},
     {"--num-experts", true}, {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
-    {"--moe-token-dispatcher-type", true}, {"--overlap-moe-expert-parallel-comm", false}, {"--moe-layer-freq", true},
+    {"--moe-token-dispatcher-type", true}, {"--no-async-tensor-model-parallel-allreduce", false},
+    {"--async-tensor-model-parallel-allreduce", false}, {"--overlap-moe-expert-parallel-comm", false}, {"--moe-layer-freq", true},
     {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
     {"--overlap-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--ddp-bucket-size", true},
     {"--DDP-impl", true}, {"--hierarchical-context-parallel-sizes", true}};
@@ -352,6 +353,8 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
     if (const auto size = a.integer(flag_of(field))) parallelism[field] = *size;
   if (const auto dispatcher = a.text("--moe-token-dispatcher-type")) parallelism["moe_token_dispatcher_type"] = *dispatcher;
   if (a.has("--overlap-moe-expert-parallel-comm")) parallelism["overlap_moe_expert_parallel_comm"] = true;
+  // --async-tensor-model-parallel-allreduce: the opt-in of August 2021, the default since.
+  if (a.has("--no-async-tensor-model-parallel-allreduce")) parallelism["async_tensor_model_parallel_allreduce"] = false;
   if (a.has("--use-distributed-optimizer")) parallelism["zero_stage"] = 1;
   if (const auto bucket = a.integer("--ddp-bucket-size")) parallelism["ddp_bucket_size"] = *bucket;
   const std::optional<std::string> ddp = a.choice("--DDP-impl", {"local", "torch"});

@@ -91,6 +91,12 @@ struct ParallelConfig {
   // the inner group (A consecutive CP ranks) first; empty for the other types.
   std::vector<int64_t> hierarchical_context;
   bool sequence_parallel = false;
+  // Megatron-LM's async tensor-model-parallel all-reduce (default since
+  // September 2021, --no-async-tensor-model-parallel-allreduce turns it off;
+  // Megatron-Core's ColumnParallelLinear always): without sequence
+  // parallelism, a column-parallel linear's input gradient is all-reduced
+  // beside its weight-gradient GEMM instead of after it.
+  bool async_tp_allreduce = true;
   int zero_stage = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   double dp_bucket_bytes = 0;  // gradient bucket for overlapping DP traffic with backward, in bytes of fp32 gradient
