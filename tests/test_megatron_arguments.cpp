@@ -141,6 +141,8 @@ TEST(FromMegatron, Sc21Table1RowsAreTheShippedScenariosOfThoseRows) {
                                              generated});
     ASSERT_EQ(run.code, 0) << run.err;
     EXPECT_THAT(run.out, HasSubstr("is of Megatron-LM of 2021, before FlashAttention: attention unfused"));
+    EXPECT_THAT(run.out, HasSubstr("Megatron-LM's default since September 2021; before, they blocked: --set "
+                                   "async_tensor_model_parallel_allreduce=false"));
     const json scenario = fixtures::read_json(generated);
     const json shipped = fixtures::read_json(fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios" / (row.shipped + ".json"));
     for (const auto& [key, value] : shipped["model"].items())

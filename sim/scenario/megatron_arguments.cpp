@@ -379,6 +379,11 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
     for (const std::string& flag : kFlagsOf2021)
       if (a.has(flag)) {
         notes.push_back(flag + " is of Megatron-LM of 2021, before FlashAttention: attention unfused");
+        if (tp > 1 && !a.has("--no-async-tensor-model-parallel-allreduce") &&
+            !a.has("--async-tensor-model-parallel-allreduce"))
+          notes.push_back("the TP input gradients all-reduced beside the weight gradients, Megatron-LM's default "
+                          "since September 2021; before, they blocked: --set "
+                          "async_tensor_model_parallel_allreduce=false");
         flash = false;
         break;
       }
