@@ -126,7 +126,7 @@ void korthikanti_per_layer(RowGroup& a100) {
   const auto blocking_tp_seconds = [&](const Pass& pass) {
     double seconds = 0;
     for (const TpCollectives& c : pass.tp)
-      if (!c.overlapped && !c.beside_weight_gradient)
+      if (!c.beside_compute(true))  // the layer's whole backward: its weight gradients included
         seconds += closed_form_seconds(plan_collective(c.kind, tp_group, c.bytes, c.count, Algorithm::ring, fabric),
                                        fabric);
     return seconds;

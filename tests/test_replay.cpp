@@ -468,4 +468,6 @@ TEST(Replay, AsyncTensorParallelAllReducesHideBehindTheBackward) {
     EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, async.report.step_seconds,
                 1e-9 * async.report.step_seconds);
   EXPECT_DOUBLE_EQ(async.report.mean_split.compute_seconds, blocking.report.mean_split.compute_seconds);
+  doc["parallelism"]["async_tensor_model_parallel_allreduce"] = "yes";
+  EXPECT_EQ(fixtures::scenario_error(doc).rfind("test.json: parallelism.async_tensor_model_parallel_allreduce: ", 0), 0u);
 }

@@ -63,6 +63,11 @@ struct TpCollectives {
   // where the task computes the weight gradients (not a zb_h1 B task, whose
   // weight gradients wait for its W task).
   bool beside_weight_gradient = false;
+  // Whether it runs beside the compute of a task that does (or does not)
+  // compute the weight gradients, instead of blocking after it.
+  bool beside_compute(bool task_computes_weight_gradients) const {
+    return overlapped || (beside_weight_gradient && task_computes_weight_gradients);
+  }
 };
 
 struct Pass {

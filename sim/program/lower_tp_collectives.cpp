@@ -53,7 +53,7 @@ TpCounts tp_counts(const LoweredTask& compute, bool overlapped, bool ep_beside_c
       for (const TpCollectives& c : (unit.work->*pass).tp) {
         const bool beside_weight_gradients = c.beside_weight_gradient && computes_weight_gradients;
         const bool beside_compute =
-            c.overlapped || beside_weight_gradients || (ep_beside_compute && c.group == LayerGroup::expert);
+            c.beside_compute(computes_weight_gradients) || (ep_beside_compute && c.group == LayerGroup::expert);
         if (beside_compute == overlapped) counts[{beside_weight_gradients, c.group, c.kind, c.bytes}] += c.count;
       }
   return counts;
@@ -70,19 +70,17 @@ TpCounts tp_counts(const LoweredTask& compute, bool overlapped, bool ep_beside_c
 std::vector<char> ep_beside_compute(const LoweringContext& context, const RankTasks& rank) {
   std::vector<char> beside(rank.tasks.size(), 0);
   if (!context.scenario.parallel.overlap_ep_comm) return beside;
-  const auto is_forward = [](TaskKind kind) { return kind == TaskKind::F; };
-  const auto is_backward = [](TaskKind kind) { return kind == TaskKind::B; };
   bool backward_before = false;
   for (size_t i = 0; i < rank.tasks.size(); ++i) {
     const TaskKind kind = rank.tasks[i].task.kind;
-    beside[i] = is_forward(kind) && backward_before;
-    backward_before = backward_before || is_backward(kind);
+    beside[i] = kind == TaskKind::F && backward_before;
+    backward_before = backward_before || kind == TaskKind::B;
   }
   bool forward_after = false;
   for (size_t i = rank.tasks.size(); i-- > 0;) {
     const TaskKind kind = rank.tasks[i].task.kind;
-    if (is_backward(kind)) beside[i] = forward_after;
-    forward_after = forward_after || is_forward(kind);
+    if (kind == TaskKind::B) beside[i] = forward_after;
+    forward_after = forward_after || kind == TaskKind::F;
   }
   return beside;
 }

@@ -381,13 +381,13 @@ void check_experts(const Scenario& s, const RuleBroken& fail) {
   if (p.expert_tensor != p.tensor)
     fail("parallelism.expert_tensor_parallel_size", "only expert_tensor_parallel_size = tensor_model_parallel_size (" +
                                                         str(p.tensor) + ") is simulated, got " + str(p.expert_tensor));
-  if (p.data_context() % p.expert != 0)
+  if (p.data_context() % p.expert != 0) {
+    const bool with_cp = p.context > 1;
     fail("parallelism.expert_model_parallel_size",
-         (p.context > 1 ? "must divide the data-parallel x context-parallel size (" + str(p.data_context()) +
-                              "): expert-parallel groups are carved out of them, got "
-                        : "must divide the data-parallel size (" + str(p.data) +
-                              "): expert-parallel groups are carved out of it, got ") +
-             str(p.expert));
+         std::string("must divide the ") + (with_cp ? "data-parallel x context-parallel" : "data-parallel") +
+             " size (" + str(p.data_context()) + "): expert-parallel groups are carved out of " +
+             (with_cp ? "them" : "it") + ", got " + str(p.expert));
+  }
   if (m.num_experts % p.expert != 0)
     fail("parallelism.expert_model_parallel_size",
          "must divide the number of experts (" + str(m.num_experts) + "), got " + str(p.expert));
