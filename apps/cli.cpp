@@ -81,7 +81,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   auto* sensitivity_flag = simulate_command->add_flag(
       "--sensitivity", sensitivity,
       "also replay the step with compute 10 % slower and with the network 2x slower, whatever the Program's size "
-      "(default: for Programs of up to 4,000,000 tasks)");
+      "(default: for Programs of up to 4,000,000 tasks whose replay sends up to 2,000,000 flows)");
   simulate_command->add_flag("--no-sensitivity", no_sensitivity, "no sensitivity replays")->excludes(sensitivity_flag);
   std::string chakra_prefix, chakra_topology, chakra_gpu;
   auto* chakra_option = simulate_command->add_option(

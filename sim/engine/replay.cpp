@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "sim/base/child_process.hpp"
 #include "sim/engine/collective_plan_cache.hpp"
 #include "sim/engine/failure_injector.hpp"
+#include "sim/engine/host_transfers.hpp"
 #include "sim/engine/lane_flows.hpp"
 #include "sim/engine/replay_lanes.hpp"
 #include "sim/engine/replay_platform.hpp"
@@ -84,6 +86,9 @@ public:
     std::vector<double> capacities = link_bytes_per_second_;
     for (size_t l = 0; l < capacities.size(); ++l) capacities[l] *= classes_.capacity_scale(static_cast<int>(l));
     platform_ = build_replay_platform(fabric_, needed_gpus(), prog_.servers, platform_routes(), capacities);
+    std::vector<sg4::Host*> destinations;
+    for (const auto& [src, dst] : platform_.route_hosts) destinations.push_back(dst);
+    transfers_.emplace(destinations);
     for (size_t l = 0; l < lanes_.size(); ++l)
       lane_sync_.push_back({sg4::Mutex::create(), sg4::ConditionVariable::create()});
     start_actors();
@@ -258,11 +263,12 @@ private:
   }
 
   void send_flows(const LaneComm& comm) {
-    std::vector<sg4::CommPtr> comms;
+    std::vector<HostTransfer> transfers;
     for (uint32_t f = comm.first_flow; f < comm.first_flow + comm.flow_count; ++f) {
       const auto& [src, dst] = platform_.route_hosts[route_of_flow_[f]];
-      comms.push_back(sg4::Comm::sendto_async(src, dst, flows_.all()[f].bytes));
+      transfers.push_back({src, dst, static_cast<uint64_t>(flows_.all()[f].bytes)});
     }
+    const std::vector<sg4::CommPtr> comms = transfers_->start(transfers);
     flows_sent_ += comms.size();
     try {
       sg4::Comm::wait_all(comms);
@@ -408,6 +414,7 @@ private:
   const ReplicaClasses classes_;
   std::vector<LaneSync> lane_sync_;  // by lane
   ReplayPlatform platform_;
+  std::optional<HostTransfers> transfers_;  // once the platform is built
   std::vector<int> route_of_flow_;   // by flow: its platform route
   std::vector<char> done_;
   std::vector<char> posted_;       // by RECV: posted in its batch (paired)

@@ -69,7 +69,8 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options, Sens
   const double wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   sim.report = make_report(scenario, sim.workload, sim.program, sim.timeline, cost_model, wall_seconds);
   if (sensitivity == SensitivityReplays::always ||
-      (sensitivity == SensitivityReplays::automatic && sim.program.tasks.size() <= kSensitivityTaskLimit))
+      (sensitivity == SensitivityReplays::automatic && sim.program.tasks.size() <= kSensitivityTaskLimit &&
+       sim.timeline.flows <= kSensitivityFlowLimit))
     sim.report.sensitivity = replay_sensitivity(topology, sim.program, fabric, work_seconds, cluster_options);
   else if (sensitivity == SensitivityReplays::automatic)
     sim.report.sensitivity = Sensitivity{};

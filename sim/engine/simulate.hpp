@@ -21,9 +21,11 @@ struct Simulation {
 // Whether simulate also replays the step with every compute task 10 % longer
 // and with every link at half its bandwidth (StepReport::sensitivity).
 enum class SensitivityReplays { none, automatic, always };
-// `automatic` replays Programs of at most this many tasks (two more replays of a
-// larger one take seconds) and says it skipped the others.
+// `automatic` replays Programs of at most this many tasks whose replay sent
+// at most this many flows (two more replays of a larger one take seconds, or
+// minutes: a flow costs SimGrid microseconds) and says it skipped the others.
 inline constexpr size_t kSensitivityTaskLimit = 4'000'000;
+inline constexpr uint64_t kSensitivityFlowLimit = 2'000'000;
 
 Simulation simulate(const Scenario& scenario, const ReplayOptions& options = {},
                     SensitivityReplays sensitivity = SensitivityReplays::none);

@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/base/child_process.hpp"
+#include "sim/engine/host_transfers.hpp"
 #include "sim/engine/simgrid_setup.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -38,10 +39,11 @@ double storage_transfer_seconds(const std::vector<double>& bytes_per_rank, const
     }
     zone->seal();
     double end = 0;
+    const HostTransfers transfers({storage});
     sg4::Actor::create("writers", storage, [&] {
-      std::vector<sg4::CommPtr> comms;
-      for (const auto& [host, bytes] : writers) comms.push_back(sg4::Comm::sendto_async(host, storage, bytes));
-      sg4::Comm::wait_all(comms);
+      std::vector<HostTransfer> writes;
+      for (const auto& [host, bytes] : writers) writes.push_back({host, storage, static_cast<uint64_t>(bytes)});
+      sg4::Comm::wait_all(transfers.start(writes));
       end = sg4::Engine::get_clock();
     });
     engine.run();
