@@ -375,8 +375,14 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
   // it; counted by sorting the (link, colour) pairs of every route.
   struct Crossing {
     int link;
+    int32_t s;  // simulated flows of the colour; 32 bits beside link keep a crossing at 24 bytes
     uint64_t colour;
     int64_t n;
+  };
+  // Looked up once per crossing or flow: millions of colours make each lookup a cache miss.
+  auto simulated_of = [&](uint64_t colour) -> int64_t {
+    auto it = simulated_of_colour.find(colour);
+    return it == simulated_of_colour.end() ? 1 : it->second;
   };
   std::vector<std::pair<int, uint64_t>> pairs;
   for (uint32_t f = 0; f < flows; ++f)
@@ -388,24 +394,22 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
     if (!crossing.empty() && crossing.back().link == link && crossing.back().colour == colour)
       ++crossing.back().n;
     else
-      crossing.push_back({link, colour, 1});
+      crossing.push_back({link, static_cast<int32_t>(simulated_of(colour)), colour, 1});
+  // Each link's crossings, by colour: a search among one link's colours, not all.
+  std::vector<size_t> crossing_begin(links + 1, 0);
+  for (const Crossing& c : crossing) ++crossing_begin[c.link + 1];
+  std::partial_sum(crossing_begin.begin(), crossing_begin.end(), crossing_begin.begin());
   auto crossing_of = [&](int link, uint64_t colour) -> const Crossing* {
-    auto it = std::lower_bound(crossing.begin(), crossing.end(), std::pair(link, colour), [](const Crossing& c, const auto& key) {
-      return std::pair(c.link, c.colour) < key;
-    });
-    return it != crossing.end() && it->link == link && it->colour == colour ? &*it : nullptr;
+    const auto end = crossing.begin() + static_cast<std::ptrdiff_t>(crossing_begin[link + 1]);
+    auto it = std::lower_bound(crossing.begin() + static_cast<std::ptrdiff_t>(crossing_begin[link]), end, colour,
+                               [](const Crossing& c, uint64_t key) { return c.colour < key; });
+    return it != end && it->colour == colour ? &*it : nullptr;
   };
   // Per canonical link: the scale making every n / s whole, and the divisor
   // of the whole weights.
   std::vector<int64_t> scale(links, 1), divisor(links, 0);
-  for (const Crossing& c : crossing) {
-    const int64_t s = simulated_of_colour.count(c.colour) ? simulated_of_colour.at(c.colour) : 1;
-    scale[c.link] = std::lcm(scale[c.link], s / std::gcd(c.n, s));
-  }
-  for (const Crossing& c : crossing) {
-    const int64_t s = simulated_of_colour.count(c.colour) ? simulated_of_colour.at(c.colour) : 1;
-    divisor[c.link] = std::gcd(divisor[c.link], c.n * scale[c.link] / s);
-  }
+  for (const Crossing& c : crossing) scale[c.link] = std::lcm(scale[c.link], c.s / std::gcd(c.n, c.s));
+  for (const Crossing& c : crossing) divisor[c.link] = std::gcd(divisor[c.link], c.n * scale[c.link] / c.s);
   capacity_scale_.assign(links, 1.0);
   for (size_t l = 0; l < links; ++l)
     if (divisor[l] > 0) capacity_scale_[l] = static_cast<double>(scale[l]) / static_cast<double>(divisor[l]);
@@ -421,7 +425,7 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
           continue;  // two links of one colour on a route: one constraint
         const Crossing* n = crossing_of(c, flow_colour[f]);
         if (!n) throw std::logic_error("replica classes: a flow crosses a link unlike its own");
-        const int64_t whole = n->n * scale[c] / simulated_of_colour.at(flow_colour[f]) / divisor[c];
+        const int64_t whole = n->n * scale[c] / n->s / divisor[c];
         weighted_links_.push_back({c, static_cast<int>(whole)});
       }
     weighted_begin_[f + 1] = static_cast<uint32_t>(weighted_links_.size());
