@@ -13,6 +13,11 @@
 #       unpacks .gpu-deps/ into the build folder (never into /), builds
 #       build-gpu/ (-DSIMTRAIN_PROFILER_ONLY=ON, sm_90 only), runs every step
 #       and writes what it measured under OUT_DIR.
+#   bench/gpu_measure.sh --build-dir DIR OUT_DIR
+#       The same, with the binaries of DIR (a profiler-only build made
+#       elsewhere for sm_90, copied into the working tree: saves the GPU
+#       machine the build); if one of them cannot load its libraries there,
+#       build-gpu/ is built as above.
 #   bench/gpu_measure.sh --dry-run [--build-dir DIR] OUT_DIR
 #       On a CPU machine: the same steps with the host backend in place of
 #       CUDA; the GPU-only steps say why they are skipped. With --build-dir,
@@ -26,18 +31,27 @@
 #   log.txt               everything each step printed
 #   steps.tsv             step, outcome, seconds taken, seconds expected
 #   kernel-profile.json   the database (commit it as kernels/profiles/<GPU>.json)
+#   kernel-profile-own-attention.json  the same before attention is re-timed through
+#                         cuDNN: the kernels the live step runs, for its comparison
 #   roofline-accuracy.txt the kernel model against that database
 #   live-trace.json.gz    the live step, in the simulator's trace format
+#   gpu-clocks.csv        SM and memory clocks, power and temperature every 0.5 s
+#                         while the GPU steps run (nvidia-smi)
 #   sim-trace.json.gz, compare.json, compare.txt, live-calibrated-profile.json
 #                         (simulate and compare: the live step's own kernel times as a database)
 # The exit code is 0 when every step that ran succeeded.
 #
-# The seconds expected on the H200 machine (16 cores) are estimates from the
-# sizes involved, not yet measurements: 5 setup, 200 build (nvcc for one
-# architecture, the core and the tests), 60 kernel tests, 150 profile (about
-# 1,100 kernels, 0.01-0.3 s each), 25 attention through cuDNN (PyTorch's
-# start-up, 40 kernels), 1 roofline accuracy, 40 live step (CUDA and NCCL
-# start-up, cuBLAS workspaces, one ~1 s step); about 8 minutes.
+# The seconds expected on the H200 machine (16 cores). Measured there on
+# 2026-12-04 (kernels/README.md, "The first GPU run"): setup 1; the kernel tests
+# ran in 2 s (one binary then hung at its exit: see step below); the profile of
+# the 11 scenarios without --sweep (392 kernels) about 60, one scenario with
+# --sweep (346 kernels) 31, attention through cuDNN under 10, the live step 13.
+# Not measured: the build (estimated 200: nvcc for one architecture, the core
+# and the tests; --build-dir skips it) and the profile below (11 scenarios with
+# --sweep, 1,119 kernels: about 150 from the two profiles' rates); about 5
+# minutes with the build, 4 without. Each step is
+# stopped at 2.5 times its estimate (at least 20 s), so that one hung kernel
+# cannot take the whole lease: the steps after it still run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,16 +109,35 @@ failed=()
 say() { echo "$*" | tee -a "$log"; }
 
 # step NAME EXPECTED_SECONDS COMMAND...: runs it, its output to the terminal and the log.
+# A program (not a shell function) is stopped at 2.5 times EXPECTED_SECONDS, at least 20 s.
 step() {
-  local name=$1 expected=$2 start=$SECONDS outcome=ok
+  local name=$1 expected=$2 start=$SECONDS outcome=ok limit code
   shift 2
+  limit=$(( expected * 5 / 2 > 20 ? expected * 5 / 2 : 20 ))
   say "== $name (expected about $expected s on the H200 machine)"
-  # Not a pipeline: the command runs in this shell, so what setup exports stays.
   set +e
-  "$@" > >(tee -a "$log") 2>&1
-  local code=$?
+  if [[ $(type -t "$1") == function ]]; then
+    # In this shell, so that what setup exports stays.
+    "$@" > >(tee -a "$log") 2>&1
+    code=$?
+    wait $! 2>/dev/null  # tee has written everything
+  else
+    # Into a file, not a pipe, under a shell that dies at the limit: on the
+    # first GPU run a test binary hung at its exit inside the driver, where no
+    # signal reaches it, holding open the pipe the step waited on. Now such a
+    # process is left behind and the steps after it run.
+    local output
+    output=$(mktemp)
+    timeout --kill-after=10 "$limit" bash -c '"$@"; exit $?' "$name" "$@" >"$output" 2>&1 &
+    local pid=$!
+    tail -n +1 -f --pid=$pid "$output"
+    wait $pid
+    code=$?
+    cat "$output" >>"$log"
+    rm -f "$output"
+  fi
   set -e
-  wait $! 2>/dev/null || true  # tee has written everything
+  ((code == 124 || code == 137)) && say "== $name: stopped after its limit of $limit s"
   ((code == 0)) || { outcome="failed (exit $code)"; failed+=("$name"); }
   printf '%s\t%s\t%d\t%s\n' "$name" "$outcome" $((SECONDS - start)) "$expected" >>"$steps"
   say "== $name: $outcome, $((SECONDS - start)) s"
@@ -120,7 +153,7 @@ cmake_flags=()
 deps_root=""
 find_in_python() {  # find_in_python PACKAGE: the folder of a pip-installed nvidia.PACKAGE (PyTorch's NCCL, cuDNN)
   command -v python3 >/dev/null || return 1
-  python3 -c "import importlib, sys; print(list(importlib.import_module('nvidia.$1').__path__)[0])" 2>/dev/null
+  env -u LD_LIBRARY_PATH python3 -c "import importlib, sys; print(list(importlib.import_module('nvidia.$1').__path__)[0])" 2>/dev/null
 }
 setup() {
   [[ -d /usr/local/cuda/bin ]] && export PATH=/usr/local/cuda/bin:$PATH
@@ -162,25 +195,55 @@ setup() {
   else
     echo "NCCL: the toolkit's"
   fi
+  # Prebuilt binaries look for the CUDA libraries here too, after the system's.
+  local fallback
+  for fallback in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+                  $(for p in cublas cuda_runtime nccl; do find_in_python "$p" || true; done | sed 's|$|/lib|'); do
+    [[ -d $fallback ]] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$fallback
+  done
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 }
 [[ $mode == compare ]] || step setup 5 setup
 
 # ---- build ----
 bin=${build_dir:-build-gpu}
+gpu_binaries=(kernels/simtrain-profile kernels/simtrain_kernel_cpu_tests kernels/simtrain_kernel_gpu_tests
+              simtrain_bench_roofline_accuracy live/simtrain-live)
+if [[ $mode == gpu && -n $build_dir ]]; then
+  unloadable=()
+  for b in "${gpu_binaries[@]}"; do
+    [[ -x $bin/$b ]] && ! ldd "$bin/$b" 2>&1 | grep -q 'not found' || unloadable+=("$b")
+  done
+  if ((${#unloadable[@]})); then
+    say "== $bin: ${unloadable[*]} missing or missing libraries here: building build-gpu/"
+    ldd "$bin/${unloadable[0]}" 2>&1 | grep 'not found' | tee -a "$log" || true
+    build_dir="" bin=build-gpu
+  else
+    skip build "the binaries in $bin load here"
+  fi
+fi
 if [[ $mode == gpu && -z $build_dir ]]; then
   step build 200 bash -c 'cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMTRAIN_PROFILER_ONLY=ON \
       -DSIMTRAIN_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES=90 "$@" && cmake --build build-gpu -j "$(nproc)"' \
       build "${cmake_flags[@]}"
-elif [[ $mode != compare ]]; then
+elif [[ $mode != compare && $mode != gpu ]]; then
   [[ -n $build_dir ]] || { build_dir=build; bin=build; }
   skip build "using the binaries in $bin (the GPU run builds build-gpu/ for sm_90)"
 fi
 have() { [[ -x $bin/$1 ]]; }
 
+# ---- the GPU's clocks, power and temperature while the steps below run ----
+if [[ $mode == gpu ]] && command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu \
+             --format=csv -lms 500 >"$out_dir/gpu-clocks.csv" 2>&1 &
+  clocks_pid=$!
+  trap 'kill $clocks_pid 2>/dev/null || true' EXIT
+fi
+
 # ---- kernel tests (the GPU tests skip where there is no CUDA device) ----
 if [[ $mode != compare ]]; then
   if have kernels/simtrain_kernel_gpu_tests; then
-    step kernel-tests 60 bash -c "set -o pipefail; '$bin/kernels/simtrain_kernel_cpu_tests' --gtest_brief=1 &&
+    step kernel-tests 20 bash -c "set -o pipefail; '$bin/kernels/simtrain_kernel_cpu_tests' --gtest_brief=1 &&
                                   '$bin/kernels/simtrain_kernel_gpu_tests' --gtest_brief=1"
     step gemm-throughput 2 "$bin/kernels/simtrain_kernel_gpu_tests" --gtest_filter='Gemm.Throughput8192Cubed'
   else
@@ -189,13 +252,16 @@ if [[ $mode != compare ]]; then
 fi
 
 # ---- the kernel profile ----
-profile=$out_dir/kernel-profile.json
+profile=$out_dir/kernel-profile.json own_attention_profile=$out_dir/kernel-profile-own-attention.json
 if [[ $mode == gpu ]]; then
   rm -f "$profile"
   step profile 150 "$bin/kernels/simtrain-profile" "${profiled_scenarios[@]}" --sweep --out "$profile"
   # The own attention kernel runs on CUDA cores; cuDNN's fused one is what training uses.
-  if [[ -f $profile ]] && python3 -c 'import torch' 2>/dev/null; then
-    step attention-sdpa 25 python3 bench/attention_sdpa.py "$profile"
+  # The live step runs the own kernel, so its comparison uses the database as measured.
+  [[ -f $profile ]] && cp "$profile" "$own_attention_profile"
+  if [[ -f $profile ]] && env -u LD_LIBRARY_PATH python3 -c 'import torch' 2>/dev/null; then
+    # PyTorch with its own libraries, not the ones unpacked for the prebuilt binaries.
+    step attention-sdpa 15 env -u LD_LIBRARY_PATH python3 bench/attention_sdpa.py "$profile"
   else
     skip attention-sdpa "no database, or no python3 with PyTorch: attention keeps the own kernel's times, which overstate it"
   fi
@@ -222,7 +288,7 @@ live_trace=$out_dir/live-trace.json.gz
 live_sets=()  # what the simulation must be told to build the Program the live step ran (the GPU's: nothing)
 if [[ $mode == gpu ]]; then
   if have live/simtrain-live; then
-    step live-step 40 "$bin/live/simtrain-live" live "$live_scenario" --backend cuda --trace "$live_trace"
+    step live-step 20 "$bin/live/simtrain-live" live "$live_scenario" --backend cuda --trace "$live_trace"
   else
     skip live-step "$bin has no live/simtrain-live (see the build's 'live:' messages)"
   fi
@@ -235,7 +301,9 @@ fi
 # ---- simulate the live step's Program and compare (needs simtrain with SimGrid) ----
 if [[ $mode != gpu ]] && have simtrain && [[ -f $live_trace ]]; then
   profile_set=()
-  if [[ -f $profile ]]; then
+  if [[ -f $own_attention_profile ]]; then  # the kernels the live step ran
+    profile_set=(--set kernel_profile="$own_attention_profile")
+  elif [[ -f $profile ]]; then
     profile_set=(--set kernel_profile="$profile")
   else
     say "no $profile: the simulation uses the kernel model"

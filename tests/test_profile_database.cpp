@@ -82,6 +82,24 @@ TEST(ProfileDatabase, ReadsEveryField) {
   EXPECT_EQ(ln1.repetitions, 10);
 }
 
+// An fp8 GEMM entry is a linear with fp8 operands (the only GEMMs the
+// profiler times in fp8), so the roofline fallback and the profiled model
+// treat it as the simulator's fp8 linears.
+TEST(ProfileDatabase, AnFp8GemmHasFp8Operands) {
+  json document = database_json();
+  document["entries"][0]["dtype"] = "fp8";
+  document["entries"][2]["dtype"] = "fp8";
+  const ProfileDatabase db = parse_profile_database(document, "db.json");
+  EXPECT_TRUE(db.entries[0].op.fp8_operands);
+  EXPECT_FALSE(db.entries[1].op.fp8_operands);  // a bf16 GEMM
+  EXPECT_FALSE(db.entries[2].op.fp8_operands);  // not a GEMM
+  Op fp8_linear = gemm_op("qkv", 1024, 1024, 1024);
+  fp8_linear.fp8_operands = true;
+  const ProfiledCostModel model(db, h100());
+  EXPECT_EQ(model.op_time(fp8_linear, Dtype::fp8).source, TimeSource::measured);
+  EXPECT_EQ(model.op_time(gemm_op("qkv", 1024, 1024, 1024), Dtype::fp8).source, TimeSource::scaled);  // bf16 GEMM
+}
+
 TEST(ProfileDatabase, WhatTheProfilerWritesReadsBack) {
   json document = database_json();
   const ProfileDatabase db = parse_profile_database(document, "db.json");

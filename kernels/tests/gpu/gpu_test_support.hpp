@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,18 +64,31 @@ std::vector<float> download(const cuda::DeviceBuffer<T>& buffer) {
   return values;
 }
 
+inline double largest_magnitude(const std::vector<float>& values) {
+  double largest = 0;
+  for (float v : values) largest = std::max(largest, double(std::abs(v)));
+  return largest;
+}
+
 inline void synchronize() { ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess); }
 
 // |actual - expected| <= tolerance * max(|expected|, 1% of the largest |expected|):
 // relative error, with values near zero compared relative to the tensor's scale.
+// Where the values are differences of terms that cancel (a gradient that is
+// zero in closed form), fp32 rounding leaves up to `terms` x FLT_EPSILON x
+// `term_size` of them, whatever the tensor's scale: that much is allowed too.
+struct CancellingTerms {
+  double terms = 0, term_size = 0;
+};
+
 inline void expect_close(const std::vector<float>& actual, const std::vector<float>& expected, double tolerance,
-                         const std::string& what) {
+                         const std::string& what, CancellingTerms cancelling = {}) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
-  double largest = 0;
-  for (float e : expected) largest = std::max(largest, double(std::abs(e)));
+  const double largest = largest_magnitude(expected);
+  const double rounding = cancelling.terms * std::numeric_limits<float>::epsilon() * cancelling.term_size;
   int failures = 0;
   for (size_t i = 0; i < actual.size() && failures < 10; ++i) {
-    const double allowed = tolerance * std::max(double(std::abs(expected[i])), 0.01 * largest);
+    const double allowed = std::max(tolerance * std::max(double(std::abs(expected[i])), 0.01 * largest), rounding);
     if (!(std::abs(double(actual[i]) - expected[i]) <= allowed)) {
       ++failures;
       ADD_FAILURE() << what << "[" << i << "]: " << actual[i] << " vs reference " << expected[i] << " (allowed "
