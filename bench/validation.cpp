@@ -16,6 +16,7 @@
 #include "sim/base/text_format.hpp"
 #include "sim/engine/simulate.hpp"
 #include "sim/model/cost_model.hpp"
+#include "sim/model/gemm_model.hpp"
 #include "sim/model/workload.hpp"
 #include "sim/network/collective_plan.hpp"
 #include "sim/network/fabric.hpp"
@@ -182,15 +183,15 @@ void parameters() {
   const RooflineEfficiency e;
   std::printf("Parameters (the same for every row):\n");
   std::printf("  cost model: GEMMs by shape (sim/model/gemm_model.hpp: tiles, waves over the SMs, K loop at the "
-              "sustained tensor clock); attention %.2f of peak; memory-bound ops %.3f of HBM bandwidth; kernels at "
-              "least %.0f us (sim/model/cost_model.hpp)\n",
-              e.attention, e.memory, e.min_kernel_seconds * 1e6);
+              "sustained tensor clock); fused attention %.2f of peak forward, %.2f backward; memory-bound ops %.3f of "
+              "HBM bandwidth; kernels at least %.0f us (sim/model/cost_model.hpp)\n",
+              e.attention_forward, e.attention_backward, e.memory, e.min_kernel_seconds * 1e6);
   for (const GpuSpec& gpu : builtin_gpus())
     std::printf("  %-10s bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s, HBM %.0f GB/s, %d SMs, tensor clock %.0f MHz "
-                "(sustained %.0f)\n",
+                "(sustained %.0f, fp8 %.0f)\n",
                 gpu.name.c_str(), gpu.peak_bf16_flops / 1e12, gpu.peak_fp8_flops / 1e12,
                 gpu.hbm_bytes_per_second / 1e9, gpu.sm_count, gpu.tensor_clock_hz / 1e6,
-                gpu.sustained_tensor_clock_hz / 1e6);
+                sustained_clock_hz(gpu, Dtype::bf16) / 1e6, sustained_clock_hz(gpu, Dtype::fp8) / 1e6);
   for (const char* scenario : {"megatron-1.7b-32xa100", "gpt3-175b-1024xh100"}) {
     const Topology& t = load_scenario(scenario).cluster.topology;
     std::printf("  topology %-20s NVLink %.0f GB/s x %.2f, NIC %.0f GB/s x %.2f\n", t.name.c_str(),

@@ -69,8 +69,9 @@ TEST(Moe, FlopsPerTokenAreSixTimesTheActiveParametersPlusAttention) {
 }
 
 // Mixtral on EP 8 holds one expert a rank: the busiest rank's grouped GEMMs
-// are the busiest expert's, twice the mean's rows at imbalance 2; Megatron's
-// FLOP count stays the mean's.
+// are the busiest expert's, twice the mean's rows at imbalance 2, so twice
+// the tiles: twice the time, less what the rounding of the last wave of
+// tiles saves; Megatron's FLOP count stays the mean's.
 TEST(Moe, LoadImbalanceTwoDoublesTheBusiestExpertsTime) {
   const Scenario balanced = load_scenario("mixtral-8x7b-64xh100");
   const Scenario skewed = load_scenario("mixtral-8x7b-64xh100", {"moe_load_imbalance=2"});
@@ -78,7 +79,8 @@ TEST(Moe, LoadImbalanceTwoDoublesTheBusiestExpertsTime) {
   for (const auto pass : {&UnitWork::forward, &UnitWork::backward_input, &UnitWork::backward_weight}) {
     const double ratio = seconds_of((ws.layer.*pass).ops, skewed, "expert_fc") /
                          seconds_of((wb.layer.*pass).ops, balanced, "expert_fc");
-    EXPECT_NEAR(ratio, 2, 0.02);
+    EXPECT_LE(ratio, 2 + 1e-9);
+    EXPECT_GE(ratio, 1.95);
     EXPECT_DOUBLE_EQ((ws.layer.*pass).flops(), (wb.layer.*pass).flops());
   }
   // The busiest expert's rows: the EP group's 8 x 4096 tokens x top-2 over 8 experts, doubled; a capacity factor caps them.

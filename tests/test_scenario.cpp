@@ -237,6 +237,12 @@ const BadCase bad_cases[] = {
        s["cluster"]["gpu"]["sustained_tensor_clock_MHz"] = 2000;
      },
      "cluster.gpu.sustained_tensor_clock_MHz", "must be at most tensor_clock_MHz (1830), got 2000"},
+    {"custom_gpu_sustaining_more_than_its_clock_in_fp8",
+     [](json& s) {
+       s["cluster"]["gpu"] = custom_gpu();
+       s["cluster"]["gpu"]["sustained_fp8_tensor_clock_MHz"] = 2000;
+     },
+     "cluster.gpu.sustained_fp8_tensor_clock_MHz", "must be at most tensor_clock_MHz (1830), got 2000"},
     {"custom_gpu_achieving_more_than_its_peak",
      [](json& s) {
        s["cluster"]["gpu"] = custom_gpu();
@@ -466,6 +472,10 @@ TEST(GpuFromJson, ReadsTheGemmModelFields) {
   EXPECT_EQ(gpu.sm_count, 132);
   EXPECT_DOUBLE_EQ(gpu.tensor_clock_hz, 1830e6);
   EXPECT_DOUBLE_EQ(gpu.sustained_tensor_clock_hz, 1649e6);
+  EXPECT_EQ(gpu.sustained_fp8_tensor_clock_hz, 0);  // optional: fp8 at the bf16 clock
+  json with_fp8 = custom_gpu();
+  with_fp8["sustained_fp8_tensor_clock_MHz"] = 1500;
+  EXPECT_DOUBLE_EQ(gpu_from_json(with_fp8, "s.json", "cluster.gpu").sustained_fp8_tensor_clock_hz, 1500e6);
 }
 
 }  // namespace

@@ -127,20 +127,20 @@ TEST(TrainCommand, RefusesBudgetsBeyondWhatCanBeSimulated) {
               HasSubstr("train: --steps: 9000000000000000000 steps" + at_most));
   EXPECT_THAT(refusal({"tiny-4gpu", "--set", "training.train_tokens=1e30"}),
               HasSubstr("scenarios/tiny-4gpu.json: training.train_tokens: 1e+30 tokens (1.22e+26 steps)" + at_most));
-  EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e9"}), HasSubstr("train: --days: 1e+09 days (9.67e+15 steps of 0.00894 s)" + at_most));
+  EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e9"}), HasSubstr("train: --days: 1e+09 days (8.58e+15 steps of 0.0101 s)" + at_most));
   EXPECT_THAT(refusal({"tiny-4gpu", "--steps", "10000000", "--runs", "101"}),
               HasSubstr("train: --runs: 10000000 steps; 1.01e+09 for 101 runs" + at_most));
-  // A GPU failing every 0.36 s (0.09 s for the four): 1000 steps of 8 ms and a write never pass without one.
+  // A GPU failing every 0.36 s (0.09 s for the four): 1000 steps of 10 ms and a write never pass without one.
   const std::string failing = refusal({"tiny-4gpu", "--steps", "1000", "--set", "reliability.gpu_mtbf_hours=0.0001",
                                         "--set", "checkpoint.every_steps=1000"});
   EXPECT_THAT(failing, HasSubstr("train: --steps: 1000 steps, or about "));
-  EXPECT_THAT(failing, HasSubstr("e+4"));  // 1000 steps x exp(8 s / 0.09 s) tries of their interval: some 1e42
+  EXPECT_THAT(failing, HasSubstr("e+5"));  // 1000 steps x exp(10 s / 0.09 s) tries of their interval: some 1e51
   EXPECT_THAT(failing, HasSubstr(" simulated steps and failures with the work failures throw away" + at_most));
 }
 
 TEST(TrainCommand, RefusesADayTooShortForAStep) {
   EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e-9"}),
-              HasSubstr("train: --days: 1e-09 days do not hold one step of 0.00894 s"));
+              HasSubstr("train: --days: 1e-09 days do not hold one step of 0.0101 s"));
   EXPECT_EQ(train({"tiny-4gpu", "--days", "inf"}).cli.code, 2);
 }
 

@@ -22,8 +22,11 @@ OpTime RooflineModel::op_time(const Op& op, Dtype dtype) const {
     return {std::max(seconds, eff_.min_kernel_seconds), TimeSource::roofline};
   }
   double compute_seconds = 0;
-  if (op.op_class == OpClass::attention)
-    compute_seconds = (op.flops + op.uncounted_flops) * eff_.causal_fraction / (gpu_.peak_bf16_flops * eff_.attention);
+  if (op.op_class == OpClass::attention) {
+    // Only a backward executes FLOPs beyond Megatron's count (workload.hpp).
+    const double efficiency = op.uncounted_flops > 0 ? eff_.attention_backward : eff_.attention_forward;
+    compute_seconds = (op.flops + op.uncounted_flops) * eff_.causal_fraction / (gpu_.peak_bf16_flops * efficiency);
+  }
   const double memory_seconds = op.bytes / (gpu_.hbm_bytes_per_second * eff_.memory);
   return {std::max({compute_seconds, memory_seconds, eff_.min_kernel_seconds}), TimeSource::roofline};
 }

@@ -31,7 +31,12 @@ public:
 // from. GEMMs are timed from their shape by the GEMM model (gemm_model.hpp),
 // at the GPU's sustained tensor clock.
 struct RooflineEfficiency {
-  double attention = 0.55;      // of peak, for fused (flash) attention
+  // Of the bf16 peak, for fused causal attention, forward and backward (its
+  // executed FLOPs: the backward recomputes the scores): cuDNN's fused SDPA
+  // measured on H200 (kernels/profiles/H200.json, the medians of its head_dim
+  // 128 entries at 4,096 tokens and more: 0.52-0.54 forward, 0.42-0.47 backward).
+  double attention_forward = 0.54;
+  double attention_backward = 0.44;
   double causal_fraction = 0.5; // share of the s x s score matrix a causal flash kernel computes
   // Of HBM bandwidth, for element-wise, norm, softmax, optimizer kernels and
   // thin GEMMs: a device-to-device copy on H200, about 4.3 of 4.8 TB/s with

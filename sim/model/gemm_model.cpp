@@ -36,6 +36,11 @@ int64_t narrowed(int tile, int64_t dimension) {
 
 std::span<const GemmTile> large_gemm_tiles() { return kLargeTiles; }
 
+double sustained_clock_hz(const GpuSpec& gpu, Dtype dtype) {
+  const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
+  return fp8 && gpu.sustained_fp8_tensor_clock_hz > 0 ? gpu.sustained_fp8_tensor_clock_hz : gpu.sustained_tensor_clock_hz;
+}
+
 double gemm_bytes(GemmShape shape, Dtype dtype) {
   const double elements = double(shape.m) * shape.k + double(shape.k) * shape.n + double(shape.m) * shape.n;
   return elements * dtype_bytes(dtype);
@@ -45,9 +50,10 @@ GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtyp
                    std::span<const GemmTile> tiles) {
   const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
   const double peak_flops = fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
-  const double sm_flops = peak_flops * (gpu.sustained_tensor_clock_hz / gpu.tensor_clock_hz) / gpu.sm_count;
+  const double clock_hz = sustained_clock_hz(gpu, fp8 ? Dtype::fp8 : Dtype::bf16);
+  const double sm_flops = peak_flops * (clock_hz / gpu.tensor_clock_hz) / gpu.sm_count;
   const double hbm_bytes_per_second = gpu.hbm_bytes_per_second * hbm_fraction;
-  const double prologue_seconds = kMemoryLatencyCycles / gpu.sustained_tensor_clock_hz;
+  const double prologue_seconds = kMemoryLatencyCycles / clock_hz;
 
   GemmTime best;
   best.compute_seconds = std::numeric_limits<double>::infinity();

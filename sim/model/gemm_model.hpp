@@ -52,6 +52,10 @@ struct GemmTime {
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
                    std::span<const GemmTile> tiles = large_gemm_tiles());
 
+// The clock a GEMM's K loop runs at: the GPU's sustained tensor clock for
+// its data type (fp8's where the GPU has fp8 tensor cores and states one).
+double sustained_clock_hz(const GpuSpec& gpu, Dtype dtype);
+
 // Operands and output at the dtype's element size: (MK + KN + MN) x bytes.
 double gemm_bytes(GemmShape shape, Dtype dtype);
 

@@ -26,17 +26,27 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // 989.4 TFLOP/s); H200 is the same GH100 die, SM count and 700 W limit with other HBM.
 // Sustained tensor clock: A100 1305 MHz, the clock NVIDIA states an A100
 // sustains at its power limit running HPL, a dense tensor-core load
-// (glennklockwood.com/garden/peak-FLOPS, "Rpeak"). H100 SXM: no such figure is
-// published; 1649 MHz is the clock at which this project's GEMM model
-// (sim/model/gemm_model.hpp) gives the measured "Maximum Achievable Matmul
-// FLOPS" of H100 SXM, 792.1 TFLOP/s at 6144x17920x2816 bf16
-// (github.com/stas00/ml-engineering, compute/accelerator/README.md; the same
-// table's A100 SXM row, 267.9 at 6912x16384x2048, is what the model gives with
-// 1305 MHz: tests/test_gemm_model.cpp checks both). H200: H100's, the same die
-// at the same 700 W limit. This project's own H200 reference (8192^3 bf16,
-// 769-798 TFLOP/s, tests/validation/hardware.json) would give 1506-1564 MHz
-// through the model: the two measurements disagree by 5-9 %.
-// Achievable matmul FLOP/s, the fastest GEMM of the same sweeps (mamf-finder,
+// (glennklockwood.com/garden/peak-FLOPS, "Rpeak"; the A100 SXM row of the
+// matmul table below, 267.9 at 6912x16384x2048, is what the model gives with
+// it: tests/test_gemm_model.cpp checks it).
+// H200: measured on this project's H200 (kernels/measured/, 2026-12-04). Under
+// sustained GEMM load the GPU sits at its 700 W limit and its SM clock falls
+// from 1980 MHz to 1335-1545 MHz (nvidia-smi every 0.5 s:
+// kernels/measured/H200-profile-clocks.csv), and GEMMs of every large shape
+// (M, N, K >= 4096) run at a median 658 TFLOP/s in bf16 (27 GEMMs of
+// kernels/measured/H200-sweep-bf16.json) and 1,207 in fp8 (39 GEMMs of
+// H200-sweep-fp8.json; cuBLASLt, each timed for 0.2 s back to back after L2
+// flushes), well below the short bursts of the matmul sweeps below (794.5
+// and 1,453.4: a few timed products a shape). 1288 MHz (bf16) and 1178 MHz
+// (fp8: twice the operations a clock, more power a clock) are the clocks at
+// which the GEMM model gives those medians
+// (`simtrain_bench_roofline_accuracy --derive`; tests/test_gemm_model.cpp
+// checks them against the files). Being below the clocks nvidia-smi reads,
+// they also hold what the model's K loop at full rate leaves out (the
+// kernels' own efficiency). H100 SXM and H800: H200's, the same GH100 die and
+// SMs at the same 700 W limit (their HBM3 is slower; their GEMMs, compute-bound,
+// are not measured here).
+// Achievable matmul FLOP/s, the fastest GEMM of a sweep of shapes (mamf-finder,
 // github.com/stas00/ml-engineering): bf16 A100 SXM 267.9 and H100 SXM 792.1
 // (compute/accelerator/README.md), H100/H200 SXM 794.5 and fp8 H200 SXM 1453.4
 // (73.4 % of the fp8 peak, against 80.3 % for bf16; the guide "When Is It
@@ -83,7 +93,7 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // fp8 2,614.9 TFLOP/s, 192 GB of HBM3 at 5.3 TB/s, 304 compute units, peak
 // engine clock 2100 MHz (304 CUs x 2,048 dense bf16 FLOP/clock x 2100 MHz =
 // 1,307.4 TFLOP/s); the GEMM model counts CUs as SMs. No sustained clock
-// under matrix load is published as a figure here: as for H100 SXM, 1400 MHz
+// under matrix load is published as a figure here: 1400 MHz
 // is the clock at which the GEMM model gives the measured "Maximum Achievable
 // Matmul FLOPS" of MI300X, bf16 781.9 TFLOP/s at 4096x10240x4864 (60.1 % of
 // peak, ROCm 6.2; github.com/stas00/ml-engineering,
@@ -111,13 +121,13 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // The H800 (sold in China only) has none: its costs are in GPU-hours (or --price).
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
-      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 267.9e12, 0, 1.30},
-      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 3.00},
-      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1649e6, 794.5e12, 1453.4e12, 4.00},
-      {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1649e6, 792.1e12, 1402.6e12, 0},
-      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 1745.0e12, 3432.5e12, 5.25},
-      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 1822.0e12, 3615.6e12, 4.54},
-      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 781.9e12, 0, 1.70},
+      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1305e6, 0, 267.9e12, 0, 1.30},
+      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 3.00},
+      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1288e6, 1178e6, 794.5e12, 1453.4e12, 4.00},
+      {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 0},
+      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 0, 1745.0e12, 3432.5e12, 5.25},
+      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 0, 1822.0e12, 3615.6e12, 4.54},
+      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 0, 781.9e12, 0, 1.70},
   };
   return gpus;
 }
@@ -146,6 +156,9 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
   gpu.tensor_clock_hz = fields.required_number("tensor_clock_MHz", 1) * 1e6;
   gpu.sustained_tensor_clock_hz = fields.required_number("sustained_tensor_clock_MHz", 1) * 1e6;
   require_at_most(fields, "sustained_tensor_clock_MHz", gpu.sustained_tensor_clock_hz, "tensor_clock_MHz",
+                  gpu.tensor_clock_hz);
+  gpu.sustained_fp8_tensor_clock_hz = fields.number("sustained_fp8_tensor_clock_MHz", 1).value_or(0) * 1e6;
+  require_at_most(fields, "sustained_fp8_tensor_clock_MHz", gpu.sustained_fp8_tensor_clock_hz, "tensor_clock_MHz",
                   gpu.tensor_clock_hz);
   gpu.achievable_matmul_bf16_flops = fields.number("achievable_matmul_bf16_tflops", 1e-3).value_or(0) * 1e12;
   gpu.achievable_matmul_fp8_flops = fields.number("achievable_matmul_fp8_tflops", 1e-3).value_or(0) * 1e12;

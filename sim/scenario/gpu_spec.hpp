@@ -19,6 +19,9 @@ struct GpuSpec {
   // The clock the GPU holds under dense tensor-core load at its power limit:
   // a GEMM's K loop runs at peak x sustained / tensor clock.
   double sustained_tensor_clock_hz = 0;
+  // The same under fp8 tensor-core load, which draws more power per clock;
+  // 0: the bf16 figure.
+  double sustained_fp8_tensor_clock_hz = 0;
   // The fastest GEMM measured on this GPU over a sweep of shapes ("Maximum
   // Achievable Matmul FLOPS"): no GEMM of any shape runs faster. 0 where none
   // was measured (the GEMM model alone bounds it).

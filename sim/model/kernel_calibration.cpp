@@ -1,0 +1,73 @@
+#include "sim/model/kernel_calibration.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/base/input_error.hpp"
+#include "sim/model/cost_model.hpp"
+#include "sim/model/gemm_model.hpp"
+
+namespace simtrain {
+
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+bool is_large_gemm(const ProfileEntry& entry, Dtype dtype) {
+  if (entry.op.op_class != OpClass::gemm || entry.dtype != dtype) return false;
+  return std::ranges::all_of(entry.op.shape, [](int64_t size) { return size >= kLargeGemmDimension; });
+}
+
+}  // namespace
+
+LargeGemmFit fit_large_gemms(const ProfileDatabase& database, const GpuSpec& gpu, Dtype dtype) {
+  std::vector<double> measured_flops, ratios;
+  for (const ProfileEntry& entry : database.entries) {
+    if (!is_large_gemm(entry, dtype)) continue;
+    const GemmShape shape{entry.op.shape[0], entry.op.shape[1], entry.op.shape[2]};
+    const double modelled = gemm_time(gpu, shape, entry.op.bytes, dtype, RooflineEfficiency{}.memory).seconds;
+    measured_flops.push_back(entry.op.flops / entry.median_seconds);
+    ratios.push_back(modelled / entry.median_seconds);
+  }
+  if (ratios.empty()) return {};
+  return {int(ratios.size()), median(measured_flops), median(ratios)};
+}
+
+double derive_sustained_clock_hz(const ProfileDatabase& database, GpuSpec gpu, Dtype dtype) {
+  if (fit_large_gemms(database, gpu, dtype).gemms == 0)
+    throw InputError(database.source, "entries",
+                     "no " + to_string(dtype) + " GEMM with M, N and K of at least " +
+                         std::to_string(kLargeGemmDimension) + " to derive a sustained clock from");
+  // The measured ceilings bound the model from above; the clock alone is derived.
+  gpu.achievable_matmul_bf16_flops = gpu.achievable_matmul_fp8_flops = 0;
+  double low = 0.05 * gpu.tensor_clock_hz, high = gpu.tensor_clock_hz;
+  for (int i = 0; i < 60; ++i) {  // the model's time falls as the clock rises
+    const double clock = (low + high) / 2;
+    gpu.sustained_tensor_clock_hz = gpu.sustained_fp8_tensor_clock_hz = clock;
+    (fit_large_gemms(database, gpu, dtype).median_model_ratio > 1 ? low : high) = clock;
+  }
+  return (low + high) / 2;
+}
+
+AttentionFit fit_attention(const ProfileDatabase& database, const GpuSpec& gpu, int64_t head_dim) {
+  const RooflineEfficiency efficiency;
+  std::vector<double> forward, backward;
+  for (const ProfileEntry& entry : database.entries) {
+    const std::vector<int64_t>& shape = entry.op.shape;
+    if (entry.op.op_class != OpClass::attention || shape.size() != 4 || shape[3] != head_dim ||
+        shape[2] < kLongSequence)
+      continue;
+    // An entry holds Megatron's count; a backward executes half a forward more (workload.cpp).
+    const bool is_backward = entry.op.name.ends_with("_grad");
+    const double executed_flops = entry.op.flops * (is_backward ? 1.25 : 1.0) * efficiency.causal_fraction;
+    (is_backward ? backward : forward).push_back(executed_flops / entry.median_seconds / gpu.peak_bf16_flops);
+  }
+  return {int(forward.size()), int(backward.size()), forward.empty() ? 0 : median(forward),
+          backward.empty() ? 0 : median(backward)};
+}
+
+}  // namespace simtrain
