@@ -186,12 +186,15 @@ void parameters() {
               "sustained tensor clock); fused attention %.2f of peak forward, %.2f backward; memory-bound ops %.3f of "
               "HBM bandwidth; kernels at least %.0f us (sim/model/cost_model.hpp)\n",
               e.attention_forward, e.attention_backward, e.memory, e.min_kernel_seconds * 1e6);
-  for (const GpuSpec& gpu : builtin_gpus())
+  for (const GpuSpec& gpu : builtin_gpus()) {
+    const std::string fp8_clock =
+        gpu.peak_fp8_flops > 0 ? ", fp8 " + std::to_string(std::lround(sustained_clock_hz(gpu, Dtype::fp8) / 1e6)) : "";
     std::printf("  %-10s bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s, HBM %.0f GB/s, %d SMs, tensor clock %.0f MHz "
-                "(sustained %.0f, fp8 %.0f)\n",
+                "(sustained %.0f%s)\n",
                 gpu.name.c_str(), gpu.peak_bf16_flops / 1e12, gpu.peak_fp8_flops / 1e12,
                 gpu.hbm_bytes_per_second / 1e9, gpu.sm_count, gpu.tensor_clock_hz / 1e6,
-                sustained_clock_hz(gpu, Dtype::bf16) / 1e6, sustained_clock_hz(gpu, Dtype::fp8) / 1e6);
+                sustained_clock_hz(gpu, Dtype::bf16) / 1e6, fp8_clock.c_str());
+  }
   for (const char* scenario : {"megatron-1.7b-32xa100", "gpt3-175b-1024xh100"}) {
     const Topology& t = load_scenario(scenario).cluster.topology;
     std::printf("  topology %-20s NVLink %.0f GB/s x %.2f, NIC %.0f GB/s x %.2f\n", t.name.c_str(),
