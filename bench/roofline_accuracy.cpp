@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/base/input_error.hpp"
+#include "sim/base/median.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/model/gemm_model.hpp"
 #include "sim/model/kernel_calibration.hpp"
@@ -54,10 +55,9 @@ std::string fmt_rate(double value, const char* unit) {
 void print_row(const std::string& label, std::vector<Error> errors) {
   std::sort(errors.begin(), errors.end(),
             [](const Error& a, const Error& b) { return std::abs(a.relative) < std::abs(b.relative); });
-  const size_t n = errors.size();
-  const double median = n % 2 ? std::abs(errors[n / 2].relative)
-                              : (std::abs(errors[n / 2 - 1].relative) + std::abs(errors[n / 2].relative)) / 2;
-  std::printf("%-14s %6zu %14.1f %%   %+8.1f %%  (%s)\n", label.c_str(), n, 100 * median,
+  std::vector<double> magnitudes;
+  for (const Error& e : errors) magnitudes.push_back(std::abs(e.relative));
+  std::printf("%-14s %6zu %14.1f %%   %+8.1f %%  (%s)\n", label.c_str(), errors.size(), 100 * median(magnitudes),
               100 * errors.back().relative, errors.back().op.c_str());
 }
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "sim/base/input_error.hpp"
+#include "sim/base/median.hpp"
 #include "sim/base/text_format.hpp"
 
 namespace simtrain {
@@ -41,13 +42,6 @@ std::optional<double> relative_error(double simulated, double live) {
   if (live != 0) return (live - simulated) / live;
   if (simulated == 0) return 0.0;
   return std::nullopt;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t half = values.size() / 2;
-  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
 }
 
 struct KindSamples {

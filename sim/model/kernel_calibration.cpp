@@ -4,18 +4,13 @@
 #include <vector>
 
 #include "sim/base/input_error.hpp"
+#include "sim/base/median.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/model/gemm_model.hpp"
 
 namespace simtrain {
 
 namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 bool is_large_gemm(const ProfileEntry& entry, Dtype dtype) {
   if (entry.op.op_class != OpClass::gemm || entry.dtype != dtype) return false;
@@ -66,8 +61,7 @@ AttentionFit fit_attention(const ProfileDatabase& database, const GpuSpec& gpu, 
     const double executed_flops = entry.op.flops * (is_backward ? 1.25 : 1.0) * efficiency.causal_fraction;
     (is_backward ? backward : forward).push_back(executed_flops / entry.median_seconds / gpu.peak_bf16_flops);
   }
-  return {int(forward.size()), int(backward.size()), forward.empty() ? 0 : median(forward),
-          backward.empty() ? 0 : median(backward)};
+  return {int(forward.size()), int(backward.size()), median(forward), median(backward)};
 }
 
 }  // namespace simtrain
