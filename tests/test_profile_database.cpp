@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -98,6 +99,23 @@ TEST(ProfileDatabase, AnFp8GemmHasFp8Operands) {
   const ProfiledCostModel model(db, h100());
   EXPECT_EQ(model.op_time(fp8_linear, Dtype::fp8).source, TimeSource::measured);
   EXPECT_EQ(model.op_time(gemm_op("qkv", 1024, 1024, 1024), Dtype::fp8).source, TimeSource::scaled);  // bf16 GEMM
+}
+
+// An attention gradient entry executes what the workload's does (the
+// recomputed scores beyond Megatron's count), so the roofline times it alike.
+TEST(ProfileDatabase, AnAttentionGradientRecomputesTheScores) {
+  const Workload workload = build_workload(load_scenario("tiny-4gpu"));
+  const std::vector<Op>& backward = workload.layer.backward_input.ops;
+  const auto gradient = std::ranges::find(backward, "attn_grad", &Op::name);
+  ASSERT_NE(gradient, backward.end());
+  ASSERT_GT(gradient->uncounted_flops, 0);
+  json document = database_json();
+  document["entries"][3] = to_json(ProfileEntry{*gradient, Dtype::bf16, "test", 1e-3, 1e-3, 1e-3, 10});
+  const Op& read = parse_profile_database(document, "db.json").entries[3].op;
+  EXPECT_DOUBLE_EQ(read.uncounted_flops, gradient->uncounted_flops);
+  EXPECT_DOUBLE_EQ(RooflineModel(h100()).op_time(read, Dtype::bf16).seconds,
+                   RooflineModel(h100()).op_time(*gradient, Dtype::bf16).seconds);
+  EXPECT_EQ(parse_profile_database(database_json(), "db.json").entries[3].op.uncounted_flops, 0);  // a forward
 }
 
 TEST(ProfileDatabase, WhatTheProfilerWritesReadsBack) {

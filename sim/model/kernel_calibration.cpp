@@ -6,7 +6,6 @@
 #include "sim/base/input_error.hpp"
 #include "sim/base/median.hpp"
 #include "sim/model/cost_model.hpp"
-#include "sim/model/gemm_model.hpp"
 
 namespace simtrain {
 
@@ -20,11 +19,11 @@ bool is_large_gemm(const ProfileEntry& entry, Dtype dtype) {
 }  // namespace
 
 LargeGemmFit fit_large_gemms(const ProfileDatabase& database, const GpuSpec& gpu, Dtype dtype) {
+  const RooflineModel model(gpu);
   std::vector<double> measured_flops, ratios;
   for (const ProfileEntry& entry : database.entries) {
     if (!is_large_gemm(entry, dtype)) continue;
-    const GemmShape shape{entry.op.shape[0], entry.op.shape[1], entry.op.shape[2]};
-    const double modelled = gemm_time(gpu, shape, entry.op.bytes, dtype, RooflineEfficiency{}.memory).seconds;
+    const double modelled = model.op_time(entry.op, entry.dtype).seconds;
     measured_flops.push_back(entry.op.flops / entry.median_seconds);
     ratios.push_back(modelled / entry.median_seconds);
   }
@@ -56,9 +55,9 @@ AttentionFit fit_attention(const ProfileDatabase& database, const GpuSpec& gpu, 
     if (entry.op.op_class != OpClass::attention || shape.size() != 4 || shape[3] != head_dim ||
         shape[2] < kLongSequence)
       continue;
-    // An entry holds Megatron's count; a backward executes half a forward more (workload.cpp).
-    const bool is_backward = entry.op.name.ends_with("_grad");
-    const double executed_flops = entry.op.flops * (is_backward ? 1.25 : 1.0) * efficiency.causal_fraction;
+    // As the roofline tells them apart: only a backward executes FLOPs beyond Megatron's count.
+    const bool is_backward = entry.op.uncounted_flops > 0;
+    const double executed_flops = (entry.op.flops + entry.op.uncounted_flops) * efficiency.causal_fraction;
     (is_backward ? backward : forward).push_back(executed_flops / entry.median_seconds / gpu.peak_bf16_flops);
   }
   return {int(forward.size()), int(backward.size()), median(forward), median(backward)};

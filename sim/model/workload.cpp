@@ -219,7 +219,7 @@ Op gradient_of(const Op& forward, const std::string& suffix) {
   grad.name += suffix;
   grad.flops *= 2;
   grad.bytes *= 2;
-  if (forward.op_class == OpClass::attention) grad.uncounted_flops = 0.5 * forward.flops;
+  if (forward.op_class == OpClass::attention) grad.uncounted_flops = kAttentionBackwardRecomputedShare * grad.flops;
   return grad;
 }
 

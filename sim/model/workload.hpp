@@ -31,6 +31,10 @@ struct Op {
   double uncounted_flops = 0;
 };
 
+// A fused attention backward's FLOPs beyond Megatron's count (twice the
+// forward's), as a share of that count: the recomputed scores, half a forward.
+inline constexpr double kAttentionBackwardRecomputedShare = 0.25;
+
 // The precision an op computes in: in fp8 training only the linears' GEMMs
 // read fp8 (Transformer Engine); attention, the logits GEMM and everything
 // else run in bf16.
