@@ -18,7 +18,8 @@ int main() {
     for (const int micro_batch : {1, 2, 4}) {
       const Scenario scenario = load_scenario("gpt3-175b-1024xh100", {"gpu=" + gpu.name, "micro_batch_size=" +
                                                                                           std::to_string(micro_batch)});
-      const UnitWork& layer = build_workload(scenario).layer;
+      const Workload workload = build_workload(scenario);
+      const UnitWork& layer = workload.layer;
       for (const Pass* pass : {&layer.forward, &layer.backward_input, &layer.backward_weight}) {
         for (const Op& op : pass->ops) {
           if (op.op_class != OpClass::gemm) continue;

@@ -196,7 +196,7 @@ void parameters() {
                 sustained_clock_hz(gpu, Dtype::bf16) / 1e6, fp8_clock.c_str());
   }
   for (const char* scenario : {"megatron-1.7b-32xa100", "gpt3-175b-1024xh100"}) {
-    const Topology& t = load_scenario(scenario).cluster.topology;
+    const Topology t = load_scenario(scenario).cluster.topology;
     std::printf("  topology %-20s NVLink %.0f GB/s x %.2f, NIC %.0f GB/s x %.2f\n", t.name.c_str(),
                 t.nvlink_bytes_per_second / 1e9, t.nvlink_efficiency, t.nic_bytes_per_second / 1e9,
                 t.network_efficiency);

@@ -111,7 +111,8 @@ TEST(ProfileDatabase, AnAttentionGradientRecomputesTheScores) {
   ASSERT_GT(gradient->uncounted_flops, 0);
   json document = database_json();
   document["entries"][3] = to_json(ProfileEntry{*gradient, Dtype::bf16, "test", 1e-3, 1e-3, 1e-3, 10});
-  const Op& read = parse_profile_database(document, "db.json").entries[3].op;
+  const ProfileDatabase db = parse_profile_database(document, "db.json");
+  const Op& read = db.entries[3].op;
   EXPECT_DOUBLE_EQ(read.uncounted_flops, gradient->uncounted_flops);
   EXPECT_DOUBLE_EQ(RooflineModel(h100()).op_time(read, Dtype::bf16).seconds,
                    RooflineModel(h100()).op_time(*gradient, Dtype::bf16).seconds);
