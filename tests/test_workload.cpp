@@ -147,6 +147,33 @@ TEST(Workload, WeightGradActivationsAreTheLinearInputs) {
   expect_relative(build_workload(scenario).layer.weight_grad_activation_bytes, sbh * 14 / 8, 1e-12);
 }
 
+// fp8 training keeps each linear's input as the fp8 cast its GEMM read (one
+// byte an element: half of the bf16 sbh(4 + 10/t)), and fused attention its
+// own bf16 output (2sbh/t) for its backward, which proj no longer keeps.
+TEST(Workload, Fp8KeepsTheLinearInputsAsTheirCasts) {
+  Scenario scenario = gpt(12288, 96, 96, 8, 64);
+  scenario.training.flash_attention = true;
+  scenario.training.recompute = Recompute::none;
+  scenario.training.dtype = Dtype::fp8;
+  const double sbh = 2048.0 * 2 * 12288, t = 8;
+  expect_relative(build_workload(scenario).layer.weight_grad_activation_bytes, sbh * (2 + 5 / t), 1e-12);
+  // Korthikanti's sbh(10 + 24/t) without stored scores, less sbh(2 + 5/t), plus 2sbh/t.
+  expect_relative(build_workload(scenario).layer.activation_bytes, sbh * (8 + 21 / t), 1e-12);
+  scenario.training.flash_attention = false;  // the unfused backward reads the scores, not the output
+  expect_relative(build_workload(scenario).layer.activation_bytes,
+                  sbh * (8 + 19 / t + 5 * 96 * 2048 / (12288 * t)), 1e-12);
+
+  // An MoE layer (Qwen3-30B-A3B: micro-batch 2 x 4096 tokens, 8 of 128 experts
+  // a token, EP 8): the router keeps its bf16 input; qkv's and proj's inputs
+  // and the 8 rows a token of the experts' (2048 + 768 wide) are halved.
+  Scenario moe = load_scenario("qwen3-30b-a3b-16xh100");
+  const double fp8_bytes = build_workload(moe).layer.activation_bytes;
+  moe.training.dtype = Dtype::bf16;
+  const double tokens = 8192, h = 2048, o = 32 * 128;
+  expect_relative(build_workload(moe).layer.activation_bytes - fp8_bytes,
+                  tokens * h + tokens * o + 8 * tokens * (h + 768) - 2 * tokens * o, 1e-12);
+}
+
 TEST(Workload, LlamaParameterCounts) {
   EXPECT_EQ(build_workload(llama2_7b()).total_parameters, 6'738'415'616.0);
   EXPECT_EQ(build_workload(llama3_8b()).total_parameters, 8'030'261'248.0);  // GQA

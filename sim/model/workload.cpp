@@ -609,15 +609,20 @@ double layer_parameters(const Shard& x) {
 // experts' and the shared experts' linears; with latent attention, also the
 // latents its up-projections read, kept sequence-parallel-local as Megatron
 // keeps a column-parallel linear's input): what the weight gradients need.
+// In fp8 training a linear keeps the fp8 cast its GEMM read, one byte an
+// element (Transformer Engine's _Linear.forward saves `inputmat`, the cast,
+// for the weight gradient; module/linear.py); the router, Megatron-Core's own
+// GEMM and not TE's, keeps its bf16 input.
 double linear_input_bytes(const Shard& x) {
+  const double e = x.linear_operand_bytes();
   const double latents = double(x.local_tokens()) * x.latent_width();
-  if (!x.moe())
-    return x.element_bytes *
-           (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * (x.o_width() + x.ffn) + latents);
+  const double qkv_input = double(x.local_tokens()) * x.hidden;
+  const double proj_input = double(x.tokens()) * x.o_width();
+  if (!x.moe()) return e * (2 * qkv_input + proj_input + double(x.tokens()) * x.ffn + latents);
+  const double router_input = double(x.router_tokens()) * x.hidden * x.element_bytes;
   const double rows = double(x.rank_expert_rows());
   const double shared = x.shared_ffn ? double(x.tokens()) * (x.hidden + x.shared_ffn) : 0;
-  return x.element_bytes * (2.0 * x.local_tokens() * x.hidden + double(x.tokens()) * x.o_width() +
-                            rows * (x.hidden + x.expert_ffn) + shared + latents);
+  return e * (qkv_input + proj_input + rows * (x.hidden + x.expert_ffn) + shared + latents) + router_input;
 }
 
 // What the MLP's activation (and an MoE layer's weighted sum of expert
@@ -644,7 +649,12 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   // Softmax output, dropout mask and dropout output.
   const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.element_bytes + kMaskBytes)
                                       : 0;
-  return linear_input_bytes(x) + norm_inputs + dropout_masks + qkv_outputs + mlp_activation_inputs + scores;
+  // Fused attention's backward reads its bf16 output, which in fp8 training
+  // is not the tensor proj keeps (its fp8 cast).
+  const double fp8_attention_output =
+      x.fp8 && training.flash_attention ? double(x.tokens()) * x.o_width() * x.element_bytes : 0;
+  return linear_input_bytes(x) + norm_inputs + dropout_masks + qkv_outputs + mlp_activation_inputs + scores +
+         fp8_attention_output;
 }
 
 UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
