@@ -55,6 +55,14 @@ struct RowGroup {
   }
 };
 
+// Every published run fitted its GPUs: a predicted peak above the GPU's
+// memory is the memory model's error, named as such.
+std::string memory_note(const StepReport& report) {
+  constexpr double GiB = 1024.0 * 1024 * 1024;
+  return format("memory %.1f", report.peak_memory_bytes / GiB) + format(" of %.0f GiB", report.gpu_memory_bytes / GiB) +
+         (report.peak_memory_bytes > report.gpu_memory_bytes ? " (OUT OF MEMORY where the run was made)" : "");
+}
+
 void table_header(const char* title) {
   std::printf("%s\n  %-44s %10s %10s %9s\n", title, "scenario", "predicted", "published", "error");
 }
@@ -68,7 +76,8 @@ void megatron_sc21(RowGroup& a100) {
     const Simulation sim = simulate(load_scenario(name));
     const double published = r["tflops_per_gpu"].get<double>();
     a100.row(name, sim.report.hardware_tflops_per_gpu, published,
-             format("step %.2f s, ", sim.report.step_seconds) + format("bubble %.1f %%", sim.report.bubble_fraction * 100));
+             format("step %.2f s, ", sim.report.step_seconds) + format("bubble %.1f %%, ", sim.report.bubble_fraction * 100) +
+                 memory_note(sim.report));
   }
 }
 
@@ -87,7 +96,7 @@ void korthikanti(RowGroup& a100) {
     for (const auto& setting : settings) {
       const Simulation sim = simulate(load_scenario(name, setting.overrides));
       const double published = r[setting.field].get<double>();
-      a100.row(name + " " + setting.label, sim.report.step_seconds, published, "");
+      a100.row(name + " " + setting.label, sim.report.step_seconds, published, memory_note(sim.report));
     }
   }
 }
@@ -106,7 +115,7 @@ void nemo_h100(RowGroup& h100) {
     const double published = r["tokens_per_s_per_gpu"].get<double>();
     h100.row(name, sim.report.tokens_per_second / gpus, published,
              format("model TFLOP/s %.0f against ", sim.report.model_tflops_per_gpu) + r["model_tflops_per_gpu"].dump() +
-                 " (FLOPs as each counts them)");
+                 " (FLOPs as each counts them), " + memory_note(sim.report));
   }
 }
 
