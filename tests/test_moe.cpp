@@ -15,6 +15,7 @@
 #include "sim/model/parameter_count.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/program/program_builder.hpp"
+#include "sim/program/trace.hpp"
 #include "sim/step/memory_model.hpp"
 #include "program_laws.hpp"
 #include "test_support.hpp"
@@ -227,6 +228,60 @@ TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
   EXPECT_DOUBLE_EQ(checkpoint[0], parameters * 2 + m.optimizer_bytes + rng);
   EXPECT_DOUBLE_EQ(checkpoint[3], experts * 2 + m.optimizer_bytes + rng);
   EXPECT_DOUBLE_EQ(checkpoint[4], m.optimizer_bytes + rng);
+
+  // ZeRO-2 shards the gradients as ZeRO-1 shards the optimizer state, and runs ZeRO-1's Program.
+  doc["parallelism"]["zero_stage"] = 2;
+  const Scenario zero2 = fixtures::scenario_from(doc);
+  EXPECT_DOUBLE_EQ(memory_for_rank(zero2, w, p, 3).gradients_bytes, (parameters - experts) * 4 / 8 + experts * 4 / 2);
+  EXPECT_EQ(program_hash(build_program(zero2, build_workload(zero2))), program_hash(p));
+}
+
+// The distributed optimizer's weight all-gathers, overlapped with the next
+// forward (overlap_param_gather) or after the optimizer: the same gathers,
+// each bucket's experts over the expert-data-parallel group its gradients
+// were reduced over and the rest over the data-parallel group.
+TEST(Moe, OverlappedParameterGathersGoOverTheGroupsTheGradientsWereReducedOver) {
+  nlohmann::json doc = moe_json(1, 2, 4, 2);
+  doc["parallelism"].update({{"zero_stage", 1}, {"overlap_grad_reduce", true}, {"ddp_bucket_size", 100000}});
+  const auto gathers = [](const Program& p, int rank) {
+    std::multiset<std::pair<std::string, double>> found;
+    for (int id : p.rank_tasks(rank))
+      if (p.tasks[id].kind == TaskKind::ALLGATHER) found.insert({p.groups[p.tasks[id].group].name, p.tasks[id].bytes});
+    return found;
+  };
+  const Scenario after = fixtures::scenario_from(doc);
+  const Workload w = build_workload(after);
+  const Program after_optimizer = build_program(after, w);
+  doc["parallelism"]["overlap_param_gather"] = true;
+  const Scenario overlapped = fixtures::scenario_from(doc);
+  const Program during_forward = build_program(overlapped, w);
+  fixtures::expect_program_holds_together(during_forward, w);
+  for (int rank = 0; rank < during_forward.world_size; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const auto found = gathers(during_forward, rank);
+    EXPECT_EQ(found, gathers(after_optimizer, rank));
+    double expert_bytes = 0;
+    for (const auto& [group, bytes] : found)
+      if (group.rfind("edp", 0) == 0) expert_bytes += bytes;
+    const int chunk_layers = 2;  // 4 layers over 2 stages
+    EXPECT_DOUBLE_EQ(expert_bytes, chunk_layers * w.layer.expert_parameters * 2);  // bf16 weights
+    // Gathered at the step's start, before the first forward.
+    const RankTaskIds ids = during_forward.rank_tasks(rank);
+    const auto first_forward = std::find_if(ids.begin(), ids.end(), [&](int id) {
+      return during_forward.tasks[id].kind == TaskKind::F;
+    });
+    for (auto it = ids.begin(); it != first_forward; ++it)
+      if (during_forward.tasks[*it].kind == TaskKind::ALLGATHER) EXPECT_EQ(during_forward.tasks[*it].stream, Stream::dp_gather);
+    EXPECT_EQ(std::count_if(ids.begin(), first_forward,
+                            [&](int id) { return during_forward.tasks[id].kind == TaskKind::ALLGATHER; }),
+              static_cast<std::ptrdiff_t>(found.size()));
+    // The first forward of a chunk, lowered in one task per bucket, is still one micro-batch's pass.
+    const MemoryBreakdown overlapped_memory = memory_for_rank(overlapped, w, during_forward, rank);
+    const MemoryBreakdown memory = memory_for_rank(after, w, after_optimizer, rank);
+    EXPECT_EQ(overlapped_memory.activations_bytes, memory.activations_bytes);
+    EXPECT_EQ(overlapped_memory.peak_in_flight_microbatches, memory.peak_in_flight_microbatches);
+  }
+  EXPECT_LT(simulate(overlapped).report.step_seconds, simulate(after).report.step_seconds);
 }
 
 TEST(Moe, BadExpertFieldsAreRefusedNamingTheField) {

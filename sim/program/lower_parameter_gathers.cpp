@@ -15,14 +15,23 @@ namespace {
 
 void gather_buckets_at_start(const LoweringContext& context, RankTasks& rank) {
   ListEdit edit(rank);
-  const int group = context.groups.dp[rank.rank];
+  const double bytes_per_parameter = context.workload.weight_bytes_per_parameter;
+  // With expert parallelism a bucket's routed experts are gathered over the
+  // expert-data-parallel group their gradients were reduce-scattered over
+  // (none where that group is one rank), the rest over the data-parallel one.
+  const int expert_group = context.scenario.parallel.expert > 1 ? context.groups.expert_dp[rank.rank] : -1;
   for (LoweredTask& forward : rank.tasks) {
     if (!forward.opens_bucket) continue;
-    const double bytes = parameters(forward.units) * context.workload.weight_bytes_per_parameter;
-    LoweredTask gather = rank.make(
-        group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER, group, bytes, forward.task.stage), {});
-    forward.deps.insert(forward.deps.begin(), gather.label);
-    edit.insert_before(0, std::move(gather));
+    const double experts = context.scenario.parallel.expert > 1 ? expert_parameters(forward.units) : 0;
+    const auto gather = [&](int group, double gathered_parameters) {
+      LoweredTask task = rank.make(group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER, group,
+                                                    gathered_parameters * bytes_per_parameter, forward.task.stage),
+                                   {});
+      forward.deps.insert(forward.deps.begin(), task.label);
+      edit.insert_before(0, std::move(task));
+    };
+    gather(context.groups.dp[rank.rank], parameters(forward.units) - experts);
+    if (experts > 0 && expert_group >= 0) gather(expert_group, experts);
   }
   edit.apply();
 }

@@ -81,7 +81,9 @@ void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, c
       if (keep == 0) held.erase(it), --in_flight;
     };
     if (t.kind == TaskKind::F) {
-      held[key] = share.activation_bytes;
+      // A forward lowered in one task per weight bucket (overlap_param_gather's
+      // first forward of a chunk) is one pass: its first task stores the stage's activations.
+      if (!held.emplace(key, share.activation_bytes).second) continue;
       current += share.activation_bytes;
       ++in_flight;
       if (current > m.activations_bytes) m.activations_bytes = current, m.peak_in_flight_microbatches = in_flight;
