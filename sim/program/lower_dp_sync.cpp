@@ -62,24 +62,20 @@ private:
     }
     if (c_.zero_stage == 3 && c_.layout.data > 1 && rank_.actions[i].kind == TaskKind::B) {
       const int stage = rank_.tasks[span.last_compute].task.stage;
-      const double bytes = parameters(c_.units(stage)) * c_.workload.grad_bytes_per_parameter;
-      reduce(stage, bytes, {label(ready_index(rank_, span.last_compute)), span.last_task, i});
+      const Anchor anchor{label(ready_index(rank_, span.last_compute)), span.last_task, i};
+      for (const auto& [group, shard_parameters] : parameters_by_shard_group(c_, rank_.rank, c_.units(stage)))
+        reduce(stage, shard_parameters * c_.workload.grad_bytes_per_parameter, anchor, std::nullopt, group);
     }
   }
 
   void reduce_bucket(std::span<const ModelUnit> bucket, int stage, const Anchor& anchor) {
     if (c_.layout.data < 2) return;
-    const double experts = c_.scenario.parallel.expert > 1 ? expert_parameters(bucket) : 0;
-    const double others = parameters(bucket) - experts;
-    const double bytes_per_parameter = c_.workload.grad_bytes_per_parameter;
-    reduce(stage, others * bytes_per_parameter, anchor, others);
-    const int expert_group = c_.groups.expert_dp[rank_.rank];
-    if (experts > 0 && expert_group >= 0) reduce(stage, experts * bytes_per_parameter, anchor, experts, expert_group);
+    for (const auto& [group, shard_parameters] : parameters_by_shard_group(c_, rank_.rank, bucket))
+      reduce(stage, shard_parameters * c_.workload.grad_bytes_per_parameter, anchor, shard_parameters, group);
   }
 
-  // `group`: the plain reduction's (-1: the rank's data-parallel group).
-  void reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters = {},
-              int group = -1);
+  // `group`: the plain reduction's.
+  void reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters, int group);
 
   void all_reduce_embedding(const Anchor& anchor) {
     const double bytes = c_.workload.embedding.parameters * c_.workload.grad_bytes_per_parameter;
@@ -139,8 +135,7 @@ void DpSyncLowering::reduce(int stage, double bytes, const Anchor& anchor, std::
     collective(TaskKind::REDUCESCATTER, c_.groups.dp[rank], wire_bytes);
     collective(TaskKind::ALLGATHER, c_.groups.dp[rank], wire_bytes);
   } else {
-    collective(c_.zero_stage == 0 ? TaskKind::ALLREDUCE : TaskKind::REDUCESCATTER, group >= 0 ? group : c_.groups.dp[rank],
-               wire_bytes);
+    collective(c_.zero_stage == 0 ? TaskKind::ALLREDUCE : TaskKind::REDUCESCATTER, group, wire_bytes);
   }
   LoweredTask& reduced = tasks.back();
   reduced.gradients_ready = true;

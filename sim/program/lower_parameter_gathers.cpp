@@ -1,4 +1,6 @@
 // Weight all-gathers before the passes that need them, on a stream of their own.
+// Each over the group its weights are sharded over (parameters_by_shard_group:
+// with expert parallelism the routed experts over the expert-data-parallel group).
 // FSDP / ZeRO-3: a chunk's parameters are gathered before each forward and
 // backward (not before ZB-H1's weight-gradient pass: it needs none),
 // prefetched while the action before runs: a gather waits for the action two
@@ -15,23 +17,16 @@ namespace {
 
 void gather_buckets_at_start(const LoweringContext& context, RankTasks& rank) {
   ListEdit edit(rank);
-  const double bytes_per_parameter = context.workload.weight_bytes_per_parameter;
-  // With expert parallelism a bucket's routed experts are gathered over the
-  // expert-data-parallel group their gradients were reduce-scattered over
-  // (none where that group is one rank), the rest over the data-parallel one.
-  const int expert_group = context.scenario.parallel.expert > 1 ? context.groups.expert_dp[rank.rank] : -1;
   for (LoweredTask& forward : rank.tasks) {
     if (!forward.opens_bucket) continue;
-    const double experts = context.scenario.parallel.expert > 1 ? expert_parameters(forward.units) : 0;
-    const auto gather = [&](int group, double gathered_parameters) {
-      LoweredTask task = rank.make(group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER, group,
-                                                    gathered_parameters * bytes_per_parameter, forward.task.stage),
-                                   {});
-      forward.deps.insert(forward.deps.begin(), task.label);
-      edit.insert_before(0, std::move(task));
-    };
-    gather(context.groups.dp[rank.rank], parameters(forward.units) - experts);
-    if (experts > 0 && expert_group >= 0) gather(expert_group, experts);
+    for (const auto& [group, shard_parameters] : parameters_by_shard_group(context, rank.rank, forward.units)) {
+      const double bytes = shard_parameters * context.workload.weight_bytes_per_parameter;
+      LoweredTask gather = rank.make(
+          group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER, group, bytes, forward.task.stage),
+          {});
+      forward.deps.insert(forward.deps.begin(), gather.label);
+      edit.insert_before(0, std::move(gather));
+    }
   }
   edit.apply();
 }
@@ -49,12 +44,13 @@ void lower_parameter_gathers(const LoweringContext& context, RankTasks& rank) {
     if (i >= 2) after.push_back(rank.tasks[ready_index(rank, spans[i - 2].last_compute)].label);
     LoweredTask& first_pass = rank.tasks[spans[i].first_compute];
     const int stage = first_pass.task.stage;
-    const double bytes = parameters(context.units(stage)) * context.workload.weight_bytes_per_parameter;
-    LoweredTask gather = rank.make(group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER,
-                                                    context.groups.dp[rank.rank], bytes, stage),
-                                   std::move(after), i);
-    first_pass.deps.insert(first_pass.deps.begin(), gather.label);
-    edit.insert_before(spans[i].first_task, std::move(gather));
+    for (const auto& [group, shard_parameters] : parameters_by_shard_group(context, rank.rank, context.units(stage))) {
+      const double bytes = shard_parameters * context.workload.weight_bytes_per_parameter;
+      LoweredTask gather = rank.make(
+          group_collective(context, rank.rank, Stream::dp_gather, TaskKind::ALLGATHER, group, bytes, stage), after, i);
+      first_pass.deps.insert(first_pass.deps.begin(), gather.label);
+      edit.insert_before(spans[i].first_task, std::move(gather));
+    }
   }
   edit.apply();
 }

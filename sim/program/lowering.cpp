@@ -69,6 +69,16 @@ double expert_parameters(std::span<const ModelUnit> units) {
   return total;
 }
 
+std::vector<ShardedParameters> parameters_by_shard_group(const LoweringContext& context, int rank,
+                                                         std::span<const ModelUnit> units) {
+  const bool experts_apart = context.scenario.parallel.expert > 1;
+  const double experts = experts_apart ? expert_parameters(units) : 0;
+  std::vector<ShardedParameters> parts = {{context.groups.dp[rank], parameters(units) - experts}};
+  const int expert_group = experts_apart ? context.groups.expert_dp[rank] : -1;
+  if (experts > 0 && expert_group >= 0) parts.push_back({expert_group, experts});
+  return parts;
+}
+
 LoweredTask RankTasks::make(Task task, std::vector<int> deps, int action) {
   task.rank = rank;
   LoweredTask lowered;

@@ -179,6 +179,18 @@ private:
 };
 
 // A collective of `group` ("allreduce dp4 24MiB", or "push"/"pull" through parameter servers: task_name).
+// The parameters of `units` by the group their gradients are reduced and
+// their weights sharded over: with expert parallelism the routed experts'
+// over the rank's expert-data-parallel group (none where that group is one
+// rank: each holds its experts whole), the rest over its data-parallel group
+// (always listed first, even when empty).
+struct ShardedParameters {
+  int group;
+  double parameters;
+};
+std::vector<ShardedParameters> parameters_by_shard_group(const LoweringContext& context, int rank,
+                                                         std::span<const ModelUnit> units);
+
 Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group,
                       double bytes, int stage = -1);
 

@@ -402,7 +402,6 @@ void check_experts(const Scenario& s, const RuleBroken& fail) {
   const auto not_with_experts = [&](const std::string& field, const std::string& setting) {
     fail(field, setting + " is not simulated with expert parallelism yet");
   };
-  if (p.zero_stage == 3) not_with_experts("parallelism.zero_stage", "zero_stage 3");
   if (p.dp_sync == DpSync::hierarchical || p.dp_sync == DpSync::parameter_server)
     not_with_experts("parallelism.dp_sync", "dp_sync " + to_string(p.dp_sync));
   if (p.dp_compression_ratio != 1) not_with_experts("parallelism.dp_compression_ratio", "gradient compression");

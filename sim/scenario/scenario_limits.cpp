@@ -47,7 +47,8 @@ double estimated_tasks(const Scenario& s) {
   const double tp_sizes = (p.tensor > 1 ? (p.sequence_parallel ? 3 : 2) : 0) + ep_sizes + moe_tp_sizes + cp_sizes;
   const double passes = s.training.recompute == Recompute::none ? 1 : 2;
   const double tasks_per_action = passes * (1 + tp_sizes) + (p.pipeline > 1 ? 2 : 0) +  // send, receive
-                                  (p.zero_stage == 3 && p.data_context() > 1 ? 2 : 0);             // gather, reduce-scatter
+                                  (p.zero_stage == 3 && p.data_context() > 1 ? 2 : 0) *           // gather, reduce-scatter
+                                      (p.expert > 1 ? 2 : 1);  // of the dense weights and of the experts
   // At most one gradient bucket per unit of a chunk (its layers, embedding,
   // head), each a compute task with its TP collectives, a reduction and a gather.
   // With expert parallelism a bucket's experts are reduced on their own.
