@@ -36,6 +36,20 @@ nlohmann::json moe_json(int tp, int pp, int dp, int ep) {
 
 Scenario moe_scenario(int tp, int pp, int dp, int ep) { return fixtures::scenario_from(moe_json(tp, pp, dp, ep)); }
 
+// An MoE scenario under ZeRO stage `zero_stage`, with its workload and Program.
+struct ShardedJob {
+  Scenario s;
+  Workload w;
+  Program p;
+};
+ShardedJob sharded_job(nlohmann::json doc, int zero_stage) {
+  doc["parallelism"]["zero_stage"] = zero_stage;
+  ShardedJob job{fixtures::scenario_from(doc), {}, {}};
+  job.w = build_workload(job.s);
+  job.p = build_program(job.s, job.w);
+  return job;
+}
+
 double seconds_of(const std::vector<Op>& ops, const Scenario& s, const std::string& prefix) {
   const std::unique_ptr<CostModel> model = make_cost_model(s);
   double seconds = 0;
@@ -208,11 +222,8 @@ TEST(Moe, TheTokenExchangeIsReportedAsExposedEpNotTp) {
 // 4h^2 + 4h (with biases), two LayerNorms 4h, the router 8h, two local experts
 // of 2 x 256h + 256 + h; the tied embedding (4096 + 512 positions) x h, the final norm 2h.
 TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
-  nlohmann::json doc = moe_json(1, 1, 8, 4);
-  doc["parallelism"]["zero_stage"] = 1;
-  const Scenario s = fixtures::scenario_from(doc);
-  const Workload w = build_workload(s);
-  const Program p = build_program(s, w);
+  const nlohmann::json doc = moe_json(1, 1, 8, 4);
+  const auto [s, w, p] = sharded_job(doc, 1);
   const double h = 512, expert = 2 * 256 * h + 256 + h;
   const double experts = 4 * 2 * expert;
   const double parameters = 4 * (4 * h * h + 4 * h + 4 * h + 8 * h) + experts + (4096 + 512) * h + 2 * h;
@@ -230,10 +241,10 @@ TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
   EXPECT_DOUBLE_EQ(checkpoint[4], m.optimizer_bytes + rng);
 
   // ZeRO-2 shards the gradients as ZeRO-1 shards the optimizer state, and runs ZeRO-1's Program.
-  doc["parallelism"]["zero_stage"] = 2;
-  const Scenario zero2 = fixtures::scenario_from(doc);
-  EXPECT_DOUBLE_EQ(memory_for_rank(zero2, w, p, 3).gradients_bytes, (parameters - experts) * 4 / 8 + experts * 4 / 2);
-  EXPECT_EQ(program_hash(build_program(zero2, build_workload(zero2))), program_hash(p));
+  const ShardedJob zero2 = sharded_job(doc, 2);
+  EXPECT_DOUBLE_EQ(memory_for_rank(zero2.s, zero2.w, zero2.p, 3).gradients_bytes,
+                   (parameters - experts) * 4 / 8 + experts * 4 / 2);
+  EXPECT_EQ(program_hash(zero2.p), program_hash(p));
 }
 
 // The distributed optimizer's weight all-gathers, overlapped with the next
@@ -290,11 +301,7 @@ TEST(Moe, OverlappedParameterGathersGoOverTheGroupsTheGradientsWereReducedOver) 
 // group (2 ranks); after every backward their gradients are reduce-scattered
 // over the same groups; each rank holds its shard of each.
 TEST(Moe, FullyShardedExpertsGoOverTheExpertDataGroup) {
-  nlohmann::json doc = moe_json(1, 2, 4, 2);
-  doc["parallelism"]["zero_stage"] = 3;
-  const Scenario s = fixtures::scenario_from(doc);
-  const Workload w = build_workload(s);
-  const Program p = build_program(s, w);
+  const auto [s, w, p] = sharded_job(moe_json(1, 2, 4, 2), 3);
   fixtures::expect_program_holds_together(p, w);
   EXPECT_EQ(program_hash(p), program_hash(build_program(s, w, {.lower_every_rank = true})));
   const double experts = 2 * w.layer.expert_parameters;  // the chunk's 2 layers
