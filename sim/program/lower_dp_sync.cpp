@@ -74,7 +74,8 @@ private:
       reduce(stage, shard_parameters * c_.workload.grad_bytes_per_parameter, anchor, shard_parameters, group);
   }
 
-  // `group`: the plain reduction's.
+  // `group`: the one a plain reduction runs over (parameters_by_shard_group's);
+  // hierarchical and parameter-server reductions take the rank's own groups.
   void reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters, int group);
 
   void all_reduce_embedding(const Anchor& anchor) {

@@ -178,7 +178,6 @@ private:
   std::vector<Insertion> inserted_;  // in the order given: one vector for all, not one per place
 };
 
-// A collective of `group` ("allreduce dp4 24MiB", or "push"/"pull" through parameter servers: task_name).
 // The parameters of `units` by the group their gradients are reduced and
 // their weights sharded over: with expert parallelism the routed experts'
 // over the rank's expert-data-parallel group (none where that group is one
@@ -191,6 +190,7 @@ struct ShardedParameters {
 std::vector<ShardedParameters> parameters_by_shard_group(const LoweringContext& context, int rank,
                                                          std::span<const ModelUnit> units);
 
+// A collective of `group` ("allreduce dp4 24MiB", or "push"/"pull" through parameter servers: task_name).
 Task group_collective(const LoweringContext& context, int rank, Stream stream, TaskKind kind, int group,
                       double bytes, int stage = -1);
 
