@@ -8,6 +8,7 @@
 
 #include "sim/program/lowering.hpp"
 #include "sim/program/program_builder.hpp"
+#include "sim/step/memory_model.hpp"
 #include "test_support.hpp"
 
 using namespace simtrain;
@@ -534,6 +535,48 @@ TEST(Lowering, ZeroThreeGathersBeforeEachPassAndReducesAfterEachBackward) {
     EXPECT_EQ(lowered.tasks[passes[p]].deps.front(), gather.label);
     if (p < 2) EXPECT_TRUE(gather.deps.empty());
     else EXPECT_EQ(gather.deps, std::vector<int>{lowered.tasks[passes[p - 2]].label});
+  }
+}
+
+// With tied embeddings over two stages the last stage holds a copy of the
+// word embeddings (not of the position table), as Megatron's output layer
+// does: it reduces the copy's gradient over data parallelism and updates it
+// with the rest of its parameters, then all-reduces it with the first
+// stage's over their embedding group; under ZeRO-3 it gathers and
+// reduce-scatters it with the rest.
+TEST(Lowering, TheLastStagesCopyOfTiedWordEmbeddingsIsReducedUpdatedAndSharedWithTheFirst) {
+  for (const int zero : {0, 3}) {
+    SCOPED_TRACE("zero_stage " + std::to_string(zero));
+    const Scenario s = scenario(2, 2, 2, "1f1b", {{"zero_stage", zero}});
+    ASSERT_TRUE(s.model.tie_word_embeddings && s.model.learned_position_embeddings);
+    const Workload w = build_workload(s);
+    const double word_rows = 4096.0 / 2 * 512;  // one TP rank's half of the vocabulary
+    EXPECT_DOUBLE_EQ(w.tied_embedding_copy_parameters, word_rows);
+    EXPECT_DOUBLE_EQ(w.head.parameters, build_workload(scenario(2, 1, 2, "1f1b")).head.parameters + word_rows);
+    const Program p = build_program(s, w);
+    // Four layers a stage; the final layernorm's weight and bias, less the 512 x 512 position table.
+    EXPECT_DOUBLE_EQ(parameters_on_rank(s, w, p, 4) - parameters_on_rank(s, w, p, 0), 2 * 512 - 512.0 * 512);
+    for (int rank = 0; rank < p.world_size; ++rank) {
+      SCOPED_TRACE("rank " + std::to_string(rank));
+      const double held = parameters_on_rank(s, w, p, rank);
+      double reduced = 0, gathered = 0, shared = 0, updated = 0;
+      int passes = 0, backwards = 0;
+      for (int id : p.rank_tasks(rank)) {
+        const Task& t = p.tasks[id];
+        passes += t.kind == TaskKind::F || t.kind == TaskKind::B;
+        backwards += t.kind == TaskKind::B;
+        if (t.kind == TaskKind::OPT) updated = p.works[t.work].ops.front().flops;
+        if (t.group < 0 || p.groups[t.group].dim != CommDim::dp) continue;
+        const double bytes = t.bytes * t.count;
+        if (p.groups[t.group].name.starts_with("emb")) shared += bytes;
+        else if (t.kind == TaskKind::ALLGATHER) gathered += bytes;
+        else reduced += bytes;
+      }
+      EXPECT_DOUBLE_EQ(shared, word_rows * w.grad_bytes_per_parameter);
+      EXPECT_DOUBLE_EQ(reduced, held * w.grad_bytes_per_parameter * (zero == 3 ? backwards : 1));
+      EXPECT_DOUBLE_EQ(gathered, zero == 3 ? held * w.weight_bytes_per_parameter * passes : 0);
+      EXPECT_DOUBLE_EQ(updated, optimizer_op(zero == 3 ? held / 2 : held).flops);
+    }
   }
 }
 

@@ -207,6 +207,22 @@ TEST(FromMegatron, NoAsyncTensorParallelAllReduceTurnsTheOverlapOff) {
   EXPECT_TRUE(fixtures::scenario_from(on.scenario).parallel.async_tp_allreduce);
 }
 
+// --tp-comm-overlap (with --sequence-parallel, which Megatron-LM requires)
+// becomes tp_comm_overlap; at TP 1 Megatron-LM turns both off.
+TEST(FromMegatron, TpCommOverlapOverlapsTheTensorParallelCollectives) {
+  const std::string line =
+      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+      "--global-batch-size 16 --sequence-parallel --tp-comm-overlap ";
+  const Converted on = from_megatron(line + "--tensor-model-parallel-size 2", "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(on.result.code, 0) << on.result.err;
+  EXPECT_EQ(on.scenario["parallelism"]["tp_comm_overlap"], true);
+  EXPECT_TRUE(fixtures::scenario_from(on.scenario).parallel.tp_comm_overlap);
+  const Converted off = from_megatron(line + "--tensor-model-parallel-size 1", "H100-SXM", "dgx-h100-superpod", 8);
+  ASSERT_EQ(off.result.code, 0) << off.result.err;
+  EXPECT_FALSE(off.scenario["parallelism"].contains("tp_comm_overlap"));
+  EXPECT_THAT(off.result.err, HasSubstr("assumed: --tp-comm-overlap with TP 1: off, as Megatron-LM turns it off"));
+}
+
 // --moe-layer-freq as Megatron-Core reads it: an integer N makes layers 0, N,
 // 2N, ... MoE; a list expression gives each layer (1 MoE, 0 dense). The
 // dense ones become mlp_only_layers.
@@ -296,8 +312,8 @@ TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
   EXPECT_THAT(error("--swiglu 1"), HasSubstr("--swiglu: takes no value, got '1'"));
   EXPECT_THAT(error("--fp16"), HasSubstr("the Megatron-LM arguments: --fp16: --bf16 given too: give one"));
   EXPECT_THAT(error("--fp8-format e5m2"), HasSubstr("--fp8-format: expected one of e4m3, hybrid, got 'e5m2'"));
-  EXPECT_THAT(error("--no-such-flag 3 --tp-comm-overlap"),
-              HasSubstr("not simulated: --no-such-flag, --tp-comm-overlap (--ignore-unknown"));
+  EXPECT_THAT(error("--no-such-flag 3 --cross-entropy-loss-fusion"),
+              HasSubstr("not simulated: --no-such-flag, --cross-entropy-loss-fusion (--ignore-unknown"));
   EXPECT_THAT(error("--tensor-model-parallel-size 3"), HasSubstr("--num-gpus: 8 is not a multiple of TP x PP = 3"));
   // What the scenario then refuses is named too.
   EXPECT_THAT(error("--tensor-model-parallel-size 8"), HasSubstr("the generated scenario: "));

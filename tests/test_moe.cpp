@@ -308,8 +308,7 @@ TEST(Moe, FullyShardedExpertsGoOverTheExpertDataGroup) {
   for (int rank = 0; rank < p.world_size; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     // The chunk's layers' dense weights and the first stage's embedding or
-    // the last's final norm (its copy of the tied word embeddings is
-    // all-reduced with the first stage's, not sharded by the lowering).
+    // the last's head (its final norm and copy of the tied word embeddings).
     const bool first_stage = p.coords[rank].pp == 0;
     const double dense = 2 * (w.layer.parameters - w.layer.expert_parameters) +
                          (first_stage ? w.embedding.parameters : w.head.parameters);

@@ -3,12 +3,14 @@
 // NIC; and the laws every replay obeys (each task once, dependencies kept).
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <gtest/gtest.h>
 
 #include "sim/engine/replay.hpp"
 #include "sim/engine/simulate.hpp"
 #include "sim/program/program_builder.hpp"
+#include "program_laws.hpp"
 #include "sim/step/report.hpp"
 #include "test_support.hpp"
 
@@ -470,4 +472,43 @@ TEST(Replay, AsyncTensorParallelAllReducesHideBehindTheBackward) {
   EXPECT_DOUBLE_EQ(async.report.mean_split.compute_seconds, blocking.report.mean_split.compute_seconds);
   doc["parallelism"]["async_tensor_model_parallel_allreduce"] = "yes";
   EXPECT_EQ(fixtures::scenario_error(doc).rfind("test.json: parallelism.async_tensor_model_parallel_allreduce: ", 0), 0u);
+}
+
+// tp_comm_overlap (TE's userbuffers), TP 8 with SP: the layers' gathers and
+// reduce-scatters (4 a layer forward, 2 backward) leave the compute stream
+// for the overlapped one, the same collectives of the same sizes; the
+// embedding's and output layer's still block. The step and the exposed TP
+// time shrink, the compute stays, and the split still adds up to the step.
+TEST(Replay, TpCommOverlapTakesTheLayersCollectivesOffTheComputeStream) {
+  nlohmann::json doc = fixtures::scenario_json(8, 1, 1, 4, "1f1b");
+  doc["parallelism"]["sequence_parallel"] = true;
+  const Simulation blocking = simulate(fixtures::scenario_from(doc));
+  doc["parallelism"]["tp_comm_overlap"] = true;
+  const Simulation overlapped = simulate(fixtures::scenario_from(doc));
+  const auto tp_collectives = [](const Program& p, bool compute_stream_only) {
+    std::map<std::pair<TaskKind, double>, int> counts;
+    for (int id : p.rank_tasks(0)) {
+      const Task& t = p.tasks[id];
+      if (t.dim == CommDim::tp && (!compute_stream_only || t.stream == Stream::compute))
+        counts[{t.kind, t.bytes}] += t.count;
+    }
+    return counts;
+  };
+  EXPECT_EQ(tp_collectives(overlapped.program, false), tp_collectives(blocking.program, false));
+  const auto total = [](const std::map<std::pair<TaskKind, double>, int>& counts) {
+    int sum = 0;
+    for (const auto& [key, count] : counts) sum += count;
+    return sum;
+  };
+  const int micro_batches = 8, layers = 4;
+  EXPECT_EQ(total(tp_collectives(blocking.program, true)) - total(tp_collectives(overlapped.program, true)),
+            micro_batches * layers * (4 + 2));
+  EXPECT_GT(total(tp_collectives(overlapped.program, true)), 0);
+  EXPECT_LT(overlapped.report.step_seconds, blocking.report.step_seconds);
+  EXPECT_LT(overlapped.report.mean_split.exposed_tp_seconds, blocking.report.mean_split.exposed_tp_seconds);
+  EXPECT_DOUBLE_EQ(overlapped.report.mean_split.compute_seconds, blocking.report.mean_split.compute_seconds);
+  for (const TimeSplit& t : overlapped.report.ranks)
+    EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, overlapped.report.step_seconds,
+                1e-9 * overlapped.report.step_seconds);
+  fixtures::expect_program_holds_together(overlapped.program, overlapped.workload);
 }

@@ -300,6 +300,8 @@ const BadCase bad_cases[] = {
        s["parallelism"]["overlap_param_gather"] = true;
      },
      "parallelism.overlap_param_gather", "needs overlap_grad_reduce, as in Megatron-LM"},
+    {"tp_comm_overlap_without_sequence_parallel", [](json& s) { s["parallelism"]["tp_comm_overlap"] = true; },
+     "parallelism.tp_comm_overlap", "needs sequence_parallel, as in Megatron-LM"},
     {"zero_stage_4", [](json& s) { s["parallelism"]["zero_stage"] = 4; }, "parallelism.zero_stage",
      "must be 0, 1, 2 or 3"},
     {"negative_zero_stage", [](json& s) { s["parallelism"]["zero_stage"] = -1; }, "parallelism.zero_stage",

@@ -85,7 +85,7 @@ TEST(ShortForm, ExactFormsOfTheFirstStageWithTensorAndDataParallelism) {
                                                                 "s0 B mb1",
                                                                 "s0 ALLREDUCE_B mb1 tp0 512KiB x4",
                                                                 "s0 ALLREDUCE dp4 17MiB",
-                                                                "ALLREDUCE emb8 5MiB",
+                                                                "ALLREDUCE emb8 4MiB",
                                                                 "OPT"}));
   // The last stage receives activations and sends gradients back.
   EXPECT_EQ(forms_of_kind(program, 7, TaskKind::RECV),
@@ -102,20 +102,25 @@ TEST(ShortForm, ParameterServersPushAndPull) {
 }
 
 // ZB-H1's weight-gradient pass, split where its gradient buckets close, each
-// bucket compressed before its all-reduce and decompressed before the optimizer.
+// bucket compressed before its all-reduce and decompressed before the optimizer;
+// the head (its copy of the tied word embeddings, 4096 x 512 fp32 gradients) a bucket alone.
 TEST(ShortForm, BucketPiecesAndCodecs) {
   const Program program = program_of(small_scenario(
       1, 2, 2, {{"dp_compression_ratio", 4}, {"overlap_grad_reduce", true}, {"ddp_bucket_size", 1e6}}, "zb_h1"));
   const std::vector<std::string> forms = short_forms(program, 2);
   EXPECT_EQ(std::vector<std::string>(forms.begin() + 8, forms.end()), (std::vector<std::string>{
                                                                            "s1 W mb0",
+                                                                           "s1 W mb1 Lnone",
+                                                                           "s1 COMPRESS 8MiB /4",
+                                                                           "s1 ALLREDUCE dp1 2MiB",
                                                                            "s1 W mb1 L3-3",
                                                                            "s1 COMPRESS 12MiB /4",
                                                                            "s1 ALLREDUCE dp1 3.01MiB",
                                                                            "s1 W mb1 L2-2",
                                                                            "s1 COMPRESS 12MiB /4 #2",
                                                                            "s1 ALLREDUCE dp1 3.01MiB #2",
-                                                                           "ALLREDUCE emb2 9MiB",
+                                                                           "ALLREDUCE emb2 8MiB",
+                                                                           "s1 DECOMPRESS 8MiB /4",
                                                                            "s1 DECOMPRESS 12MiB /4",
                                                                            "s1 DECOMPRESS 12MiB /4 #2",
                                                                            "OPT",

@@ -52,7 +52,7 @@ TEST(TaskListDifference, ShowsWhereTheShorterListEnds) {
             "  ...\n"
             "  10  s0 B mb1                         s0 B mb1\n"
             "  11  s0 ALLREDUCE_B mb1 tp0 512KiB x4 s0 ALLREDUCE_B mb1 tp0 512KiB x4\n"
-            "  12  ALLREDUCE emb3 5MiB              ALLREDUCE emb2 5MiB\n"
+            "  12  ALLREDUCE emb3 4MiB              ALLREDUCE emb2 4MiB\n"
             "> 13  (end)                            OPT\n");
 }
 

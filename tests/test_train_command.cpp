@@ -127,7 +127,7 @@ TEST(TrainCommand, RefusesBudgetsBeyondWhatCanBeSimulated) {
               HasSubstr("train: --steps: 9000000000000000000 steps" + at_most));
   EXPECT_THAT(refusal({"tiny-4gpu", "--set", "training.train_tokens=1e30"}),
               HasSubstr("scenarios/tiny-4gpu.json: training.train_tokens: 1e+30 tokens (1.22e+26 steps)" + at_most));
-  EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e9"}), HasSubstr("train: --days: 1e+09 days (8.58e+15 steps of 0.0101 s)" + at_most));
+  EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e9"}), HasSubstr("train: --days: 1e+09 days (8.59e+15 steps of 0.0101 s)" + at_most));
   EXPECT_THAT(refusal({"tiny-4gpu", "--steps", "10000000", "--runs", "101"}),
               HasSubstr("train: --runs: 10000000 steps; 1.01e+09 for 101 runs" + at_most));
   // A GPU failing every 0.36 s (0.09 s for the four): 1000 steps of 10 ms and a write never pass without one.

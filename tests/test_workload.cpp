@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -204,7 +205,7 @@ TEST(Workload, TensorParallelismConservesParametersAndFlops) {
 // How many TP collectives of each kind a pass issues, overlapped ones apart; each of `bytes`.
 // Reductions beside a weight-gradient GEMM apart too.
 struct TpCounts {
-  int allreduced = 0, gathered = 0, scattered = 0, gathered_overlapped = 0;
+  int allreduced = 0, gathered = 0, scattered = 0, gathered_overlapped = 0, scattered_overlapped = 0;
   int allreduced_beside_wgrad = 0, scattered_beside_wgrad = 0;
   bool operator==(const TpCounts&) const = default;
 };
@@ -213,13 +214,14 @@ TpCounts tp_counts(const Pass& pass, double bytes) {
   TpCounts counts;
   for (const TpCollectives& c : pass.tp) {
     EXPECT_DOUBLE_EQ(c.bytes, bytes) << to_string(c.kind);
-    EXPECT_TRUE(!c.overlapped || c.kind == TaskKind::ALLGATHER);
+    EXPECT_TRUE(!c.overlapped || c.kind != TaskKind::ALLREDUCE);
     EXPECT_TRUE(!c.beside_weight_gradient || c.kind != TaskKind::ALLGATHER);
     const bool beside = c.beside_weight_gradient;
-    int& total = c.kind == TaskKind::ALLREDUCE       ? (beside ? counts.allreduced_beside_wgrad : counts.allreduced)
-                 : c.kind == TaskKind::REDUCESCATTER ? (beside ? counts.scattered_beside_wgrad : counts.scattered)
-                 : c.overlapped                      ? counts.gathered_overlapped
-                                                     : counts.gathered;
+    int& total = c.kind == TaskKind::ALLREDUCE ? (beside ? counts.allreduced_beside_wgrad : counts.allreduced)
+                 : c.kind == TaskKind::REDUCESCATTER
+                     ? (beside ? counts.scattered_beside_wgrad : c.overlapped ? counts.scattered_overlapped : counts.scattered)
+                 : c.overlapped ? counts.gathered_overlapped
+                                : counts.gathered;
     total += c.count;
   }
   return counts;
@@ -252,6 +254,34 @@ TEST(Workload, SequenceParallelSplitsAllreducesAndRegathersForWeightGradients) {
   EXPECT_TRUE(sp.layer.backward_weight.tp.empty());
   // The output layer is column-parallel too: its input is gathered again, its input gradient reduced beside its wgrad.
   EXPECT_EQ(tp_counts(sp.head.backward_input, bytes), (TpCounts{.gathered_overlapped = 1, .scattered_beside_wgrad = 1}));
+}
+
+// tp_comm_overlap (Transformer Engine's userbuffers): the layer's forward
+// gathers (before qkv and fc1) and reduce-scatters (after proj and fc2) and
+// its backward gathers of the proj and fc2 output gradients run beside the
+// GEMMs; the same collectives, of the same sizes. The embedding's and the
+// output layer's (Megatron's own linears) still block.
+TEST(Workload, TpCommOverlapRunsTheLayersSequenceParallelCollectivesBesideTheGemms) {
+  Scenario scenario = llama2_7b();
+  scenario.parallel.tensor = 4;
+  scenario.parallel.sequence_parallel = true;
+  const Workload sp = build_workload(scenario);
+  scenario.parallel.tp_comm_overlap = true;
+  const Workload overlapped = build_workload(scenario);
+  const double bytes = 1 * 4096 * 4096 * 2.0;
+  EXPECT_EQ(tp_counts(overlapped.layer.forward, bytes), (TpCounts{.gathered_overlapped = 2, .scattered_overlapped = 2}));
+  EXPECT_EQ(tp_counts(overlapped.layer.backward_input, bytes),
+            (TpCounts{.gathered_overlapped = 4, .scattered_beside_wgrad = 2}));
+  const auto collectives = [](const Pass& pass) {
+    std::vector<std::tuple<TaskKind, int, double, bool, bool>> list;
+    for (const TpCollectives& c : pass.tp) list.emplace_back(c.kind, c.count, c.bytes, c.overlapped, c.beside_weight_gradient);
+    return list;
+  };
+  for (const auto unit : {&Workload::embedding, &Workload::head}) {
+    EXPECT_FALSE(collectives((sp.*unit).forward).empty());
+    for (const auto pass : {&UnitWork::forward, &UnitWork::backward_input, &UnitWork::backward_weight})
+      EXPECT_EQ(collectives(overlapped.*unit.*pass), collectives(sp.*unit.*pass));
+  }
 }
 
 const Op& op_named(const Pass& pass, const std::string& name) {

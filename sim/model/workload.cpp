@@ -56,6 +56,7 @@ struct Shard {
   int64_t tp = 1;
   bool sequence_parallel = false;
   bool async_tp_allreduce = true;  // without SP: the input gradient's all-reduce beside the weight-gradient GEMM
+  bool tp_comm_overlap = false;  // SP's collectives around TE's linears beside their GEMMs (userbuffers)
   bool fp8 = false;  // the layers' linear GEMMs read fp8 operands
   bool fp8_current_scaling = false;  // tensorwise recipe: an amax pass before each cast
   int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;  // seq: the rank's tokens of each sequence (over CP); head_dim: of queries and keys
@@ -155,6 +156,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .tp = tp,
       .sequence_parallel = scenario.parallel.sequence_parallel && tp > 1,
       .async_tp_allreduce = scenario.parallel.async_tp_allreduce,
+      .tp_comm_overlap = scenario.parallel.tp_comm_overlap && scenario.parallel.sequence_parallel && tp > 1,
       .fp8 = fp8,
       .fp8_current_scaling = fp8 && scenario.training.fp8_recipe == Fp8Recipe::tensorwise,
       .batch = scenario.training.micro_batch_size,
@@ -292,30 +294,43 @@ void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& 
 // SP: reduce-scattered) beside its weight-gradient GEMM, the all-reduce only
 // where async_tensor_model_parallel_allreduce is on. Reductions carry bf16; TE's fp8 linears
 // all-gather fp8 (their quantized input, and dY quantized before its gather).
-// The tensor crossing is `width` wide per token (the hidden size but in
-// latent attention); one that no linear reads (its rotary key) is gathered
-// in bf16 and not again for a weight gradient.
+// Under tp_comm_overlap TE's userbuffers run the rest beside the linears'
+// GEMMs too, in chunks: the gather of a column-parallel linear's input
+// before its forward GEMM (qkv_fprop, fc1_fprop), the reduce-scatter of a
+// row-parallel linear's output after it (proj_fprop, fc2_fprop) and the
+// gather of that output's gradient before its input-gradient GEMM
+// (proj_dgrad, fc2_dgrad). The tensor crossing is `width` wide per token (the
+// hidden size but in latent attention); one that no linear reads (its rotary
+// key) is gathered in bf16, without userbuffers, and not again for a weight gradient.
 enum class TpBoundary { enter, leave };
 
-void add_tp_boundary_of_width(TpBoundary boundary, int count, int64_t width, const Shard& x, bool fp8_linears,
+// Whose linears a boundary's collectives serve: the layers' are Transformer
+// Engine's (fp8 operands in fp8 training, userbuffers under tp_comm_overlap);
+// the vocabulary-parallel embedding and output layer are Megatron's own (bf16, NCCL).
+enum class Linears { transformer_engine, megatron };
+
+void add_tp_boundary_of_width(TpBoundary boundary, int count, int64_t width, const Shard& x, Linears linears,
                               Pass& forward, Pass& backward, bool linear_input = true) {
   if (x.tp == 1 || count == 0) return;
+  const bool te_linear = linears == Linears::transformer_engine && linear_input;
+  const bool userbuffers = te_linear && x.tp_comm_overlap;
   const double reduced_bytes = double(x.tokens()) * width * x.element_bytes;
-  const double gathered_bytes = double(x.tokens()) * width * (fp8_linears ? kFp8Bytes : x.element_bytes);
+  const double gathered_bytes = double(x.tokens()) * width * (te_linear && x.fp8 ? kFp8Bytes : x.element_bytes);
   Pass& reducing = boundary == TpBoundary::enter ? backward : forward;
   Pass& gathering = boundary == TpBoundary::enter ? forward : backward;
   TpCollectives reduction{x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, reduced_bytes};
+  reduction.overlapped = userbuffers && boundary == TpBoundary::leave;
   reduction.beside_weight_gradient =
       boundary == TpBoundary::enter && linear_input && (x.sequence_parallel || x.async_tp_allreduce);
   reducing.tp.push_back(reduction);
   if (!x.sequence_parallel) return;
-  gathering.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes});
+  gathering.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes, userbuffers});
   if (boundary == TpBoundary::enter && linear_input)
     backward.tp.push_back({TaskKind::ALLGATHER, count, gathered_bytes, true});
 }
 
-void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, bool fp8_linears, Pass& forward, Pass& backward) {
-  add_tp_boundary_of_width(boundary, count, x.hidden, x, fp8_linears, forward, backward);
+void add_tp_boundary(TpBoundary boundary, int count, const Shard& x, Linears linears, Pass& forward, Pass& backward) {
+  add_tp_boundary_of_width(boundary, count, x.hidden, x, linears, forward, backward);
 }
 
 // ---- Transformer layer ----
@@ -384,9 +399,10 @@ std::vector<Step> latent_attention_projections(const Shard& x, bool norm_quantiz
 // query latent), and the rotary key crosses it too (every rank's heads read
 // it; sequence parallelism gathers it). The proj linear leaves it as usual.
 void add_latent_attention_collectives(const Shard& x, Pass& forward, Pass& backward) {
-  add_tp_boundary_of_width(TpBoundary::enter, 1, x.q_rank ? x.q_rank : x.hidden, x, x.fp8, forward, backward);
-  add_tp_boundary_of_width(TpBoundary::enter, 1, x.kv_rank, x, x.fp8, forward, backward);
-  add_tp_boundary_of_width(TpBoundary::enter, 1, x.rope_dim, x, false, forward, backward, false);
+  add_tp_boundary_of_width(TpBoundary::enter, 1, x.q_rank ? x.q_rank : x.hidden, x, Linears::transformer_engine,
+                           forward, backward);
+  add_tp_boundary_of_width(TpBoundary::enter, 1, x.kv_rank, x, Linears::transformer_engine, forward, backward);
+  add_tp_boundary_of_width(TpBoundary::enter, 1, x.rope_dim, x, Linears::transformer_engine, forward, backward, false);
 }
 
 // The MLP's activation over `elements`: SwiGLU reads gate and up and writes one, GELU reads one and writes one.
@@ -465,8 +481,8 @@ void add_moe_collectives(const Shard& x, Pass& forward, Pass& backward) {
     }
   }
   if (x.shared_ffn == 0) return;
-  add_tp_boundary(TpBoundary::enter, 1, x, x.fp8, forward, backward);
-  add_tp_boundary(TpBoundary::leave, 1, x, x.fp8, forward, backward);
+  add_tp_boundary(TpBoundary::enter, 1, x, Linears::transformer_engine, forward, backward);
+  add_tp_boundary(TpBoundary::leave, 1, x, Linears::transformer_engine, forward, backward);
 }
 
 // Context parallelism's exchanges per layer. Over the ring group (the CP
@@ -666,9 +682,9 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
       memory_op("norm_bias_wgrad", int64_t(vector_parameters), kGradAccumulateBytes));
   // qkv (latent attention's projections: below) and proj; a dense MLP's fc1 and fc2.
   const int dense_mlp = x.moe() ? 0 : 1;
-  add_tp_boundary(TpBoundary::enter, (x.latent_attention() ? 0 : 1) + dense_mlp, x, x.fp8, work.forward,
-                  work.backward_input);
-  add_tp_boundary(TpBoundary::leave, 1 + dense_mlp, x, x.fp8, work.forward, work.backward_input);
+  add_tp_boundary(TpBoundary::enter, (x.latent_attention() ? 0 : 1) + dense_mlp, x, Linears::transformer_engine,
+                  work.forward, work.backward_input);
+  add_tp_boundary(TpBoundary::leave, 1 + dense_mlp, x, Linears::transformer_engine, work.forward, work.backward_input);
   if (x.latent_attention()) add_latent_attention_collectives(x, work.forward, work.backward_input);
   if (x.moe()) add_moe_collectives(x, work.forward, work.backward_input);
   add_cp_exchange(x, work.forward, false);
@@ -702,7 +718,7 @@ UnitWork embedding_work(const Shard& x) {
   work.forward.ops = {lookup};
   work.backward_weight.ops = {gradient_of(lookup, "_wgrad")};  // scatter-add into the table gradients
   // Vocab-parallel: every rank writes the whole output, zero outside its rows, then they are summed.
-  add_tp_boundary(TpBoundary::leave, 1, x, false, work.forward, work.backward_weight);
+  add_tp_boundary(TpBoundary::leave, 1, x, Linears::megatron, work.forward, work.backward_weight);
   work.parameters = embedding_parameters(x);
   return work;
 }
@@ -722,7 +738,7 @@ UnitWork head_work(const Shard& x) {
   // The logits gradient is computed even when the weight is tied to the embedding.
   work.backward_weight.ops.push_back(
       memory_op("final_norm_wgrad", int64_t(x.norm_parameters()), kGradAccumulateBytes));
-  add_tp_boundary(TpBoundary::enter, 1, x, false, work.forward, work.backward_input);
+  add_tp_boundary(TpBoundary::enter, 1, x, Linears::megatron, work.forward, work.backward_input);
   // Vocab-parallel cross-entropy: per-token max, sum of exponentials and target logit, in fp32.
   if (x.tp > 1) work.forward.tp.push_back({TaskKind::ALLREDUCE, 1, double(x.tokens()) * kFp32Bytes * 3});
   work.parameters = head_parameters(x);
@@ -775,6 +791,11 @@ Workload build_workload(const Scenario& scenario) {
   workload.stage_boundary_bytes = rank.activation_tensor_bytes() / double(rank.tp);
   workload.cp_exchange_buffer_bytes = cp_exchange_buffer_bytes(rank);
   workload.stage_layers = stage_layer_counts(scenario, workload);
+  if (model.tie_word_embeddings && scenario.parallel.pipeline > 1) {
+    // The last stage holds the word embeddings the logits read, a copy of the first stage's.
+    workload.tied_embedding_copy_parameters = double(rank.vocab) * rank.hidden;
+    workload.head.parameters += workload.tied_embedding_copy_parameters;
+  }
   return workload;
 }
 

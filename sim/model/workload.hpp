@@ -111,6 +111,11 @@ struct Workload {
   int dense_layers_among(int first_layer, int layers) const;  // of [first_layer, first_layer + layers)
   UnitWork embedding;  // first pipeline stage: token (and position) embedding
   UnitWork head;       // last pipeline stage: final norm, logits, cross-entropy
+  // Tied embeddings over more than one stage: the last stage's copy of the
+  // word embeddings (one TP rank's vocabulary rows, no position table), part
+  // of head.parameters, whose gradient it all-reduces with the first stage's
+  // (Megatron's embedding group). 0 otherwise.
+  double tied_embedding_copy_parameters = 0;
 
   double total_parameters = 0;         // whole model, unsharded
   double model_flops_per_step = 0;     // forward + backward, without recompute (for MFU)

@@ -79,7 +79,7 @@ private:
   void reduce(int stage, double bytes, const Anchor& anchor, std::optional<double> bucket_parameters, int group);
 
   void all_reduce_embedding(const Anchor& anchor) {
-    const double bytes = c_.workload.embedding.parameters * c_.workload.grad_bytes_per_parameter;
+    const double bytes = c_.workload.tied_embedding_copy_parameters * c_.workload.grad_bytes_per_parameter;
     const int group = c_.groups.embedding[rank_.rank];
     LoweredTask all_reduce =
         rank_.make(group_collective(c_, rank_.rank, Stream::dp, TaskKind::ALLREDUCE, group, bytes), {anchor.after});

@@ -51,7 +51,8 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--virtual-pipeline-model-parallel-size", true}, {"--decoder-first-pipeline-num-layers", true},
     {"--decoder-last-pipeline-num-layers", true}, {"--account-for-embedding-in-pipeline-split", false},
     {"--account-for-loss-in-pipeline-split", false}, {"--pipeline-model-parallel-layout", true},
-    {"--sequence-parallel", false}, {"--context-parallel-size", true}, {"--cp-comm-type", true},
+    {"--sequence-parallel", false}, {"--tp-comm-overlap", false}, {"--context-parallel-size", true},
+    {"--cp-comm-type", true},
     {"--expert-model-parallel-size", true},
     {"--num-experts", true}, {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
@@ -355,6 +356,12 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   if (a.has("--overlap-moe-expert-parallel-comm")) parallelism["overlap_moe_expert_parallel_comm"] = true;
   // --async-tensor-model-parallel-allreduce: the opt-in of August 2021, the default since.
   if (a.has("--no-async-tensor-model-parallel-allreduce")) parallelism["async_tensor_model_parallel_allreduce"] = false;
+  if (a.has("--tp-comm-overlap")) {
+    if (tp > 1)
+      parallelism["tp_comm_overlap"] = true;
+    else
+      notes.push_back("--tp-comm-overlap with TP 1: off, as Megatron-LM turns it off");
+  }
   if (a.has("--use-distributed-optimizer")) parallelism["zero_stage"] = 1;
   if (const auto bucket = a.integer("--ddp-bucket-size")) parallelism["ddp_bucket_size"] = *bucket;
   const std::optional<std::string> ddp = a.choice("--DDP-impl", {"local", "torch"});

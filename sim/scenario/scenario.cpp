@@ -102,7 +102,7 @@ const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_si
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank", "sequence_parallel",
-    "async_tensor_model_parallel_allreduce", "zero_stage",
+    "async_tensor_model_parallel_allreduce", "tp_comm_overlap", "zero_stage",
     "schedule", "ddp_bucket_size", "overlap_p2p_communication", "p2p_communication", "overlap_grad_reduce",
     "grad_reduce_in_bf16", "overlap_param_gather", "dp_sync", "parameter_servers", "dp_compression_ratio",
     "dp_compression_seconds_per_GB", "pipeline_layers", "decoder_first_pipeline_num_layers",
@@ -238,6 +238,10 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   parse_pipeline_layout(f, file, p);
   p.sequence_parallel = f.boolean("sequence_parallel").value_or(false);
   p.async_tp_allreduce = f.boolean("async_tensor_model_parallel_allreduce").value_or(true);
+  p.tp_comm_overlap = f.boolean("tp_comm_overlap").value_or(false);
+  if (p.tp_comm_overlap && !p.sequence_parallel)
+    f.fail("tp_comm_overlap", "overlaps sequence parallelism's gathers and reduce-scatters with the linears' GEMMs: "
+                              "needs sequence_parallel, as in Megatron-LM");
   p.zero_stage = static_cast<int>(f.integer("zero_stage", 0).value_or(0));
   if (p.zero_stage > 3) f.fail("zero_stage", "must be 0, 1, 2 or 3");
   const std::string default_schedule = gives_virtual_stages(p) ? "interleaved_1f1b" : "1f1b";

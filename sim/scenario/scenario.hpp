@@ -97,6 +97,10 @@ struct ParallelConfig {
   // parallelism, a column-parallel linear's input gradient is all-reduced
   // beside its weight-gradient GEMM instead of after it.
   bool async_tp_allreduce = true;
+  // Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers):
+  // with sequence parallelism, the layers' linears run their input gathers,
+  // output reduce-scatters and output-gradient gathers beside their GEMMs.
+  bool tp_comm_overlap = false;
   int zero_stage = 0;  // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   double dp_bucket_bytes = 0;  // gradient bucket for overlapping DP traffic with backward, in bytes of fp32 gradient

@@ -15,7 +15,7 @@ struct StageShare {
   double weight_grad_bytes = 0;
 };
 
-StageShare stage_share(const Workload& w, const Scenario& s, int stage) {
+StageShare stage_share(const Workload& w, int stage) {
   const StageUnits held = stage_units(w, stage);
   const double dense = w.dense_layers_among(held.first_layer, held.layers), layers = held.layers - dense;
   StageShare share{layers * w.layer.parameters, layers * w.layer.expert_parameters, layers * w.layer.activation_bytes,
@@ -28,11 +28,7 @@ StageShare stage_share(const Workload& w, const Scenario& s, int stage) {
   };
   if (dense) add(w.dense_layer, dense);  // a model mixing dense and MoE layers
   if (held.embedding) add(w.embedding, 1);
-  if (held.head) {
-    add(w.head, 1);
-    // The last stage, unless it is the first too, keeps its own copy of tied word embeddings for the logits.
-    if (s.model.tie_word_embeddings && !held.embedding) share.parameters += w.embedding.parameters;
-  }
+  if (held.head) add(w.head, 1);  // with the last stage's copy of tied word embeddings
   return share;
 }
 
@@ -71,7 +67,7 @@ void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, c
   double current = 0;
   int in_flight = 0;
   for (const StagePass& t : passes) {
-    const StageShare share = stage_share(w, s, t.stage);
+    const StageShare share = stage_share(w, t.stage);
     const auto key = std::make_pair(t.stage, t.microbatch);
     auto release_to = [&](double keep) {
       auto it = held.find(key);
@@ -105,7 +101,7 @@ StageShare held_parameters(const Scenario& s, const Workload& w, int pp) {
   const int p = static_cast<int>(s.parallel.pipeline), v = static_cast<int>(s.virtual_stages());
   StageShare held;
   for (int chunk = 0; chunk < v; ++chunk) {
-    const StageShare share = stage_share(w, s, chunk * p + pp);
+    const StageShare share = stage_share(w, chunk * p + pp);
     held.parameters += share.parameters;
     held.expert_parameters += share.expert_parameters;
   }
