@@ -79,6 +79,12 @@ inline void expect_program_holds_together(const Program& p, const Workload& w) {
   expect_compute_adds_up_to_the_steps_flops(p, w);
 }
 
+// Every rank's step splits into compute, exposed communication and idle time, once each.
+inline void expect_every_ranks_split_adds_up_to_the_step(const StepReport& r) {
+  for (const TimeSplit& t : r.ranks)
+    EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, r.step_seconds, 1e-9 * r.step_seconds);
+}
+
 // One replica per class of equivalent ones replays as every one does, and
 // free communication makes the step shorter.
 inline void expect_replica_classes_replay_as_the_full_replay(const Scenario& s) {

@@ -40,6 +40,13 @@ Converted from_megatron(const std::string& args, const std::string& gpu, const s
   return c;
 }
 
+// A 4-layer model's launch line with `flags`, converted for 8 H100.
+Converted small_model(const std::string& flags) {
+  return from_megatron("--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 "
+                       "--bf16 " + flags,
+                       "H100-SXM", "dgx-h100-superpod", 8);
+}
+
 // The step time `simulate` reports for a scenario file, from its JSON report.
 double step_seconds(const std::string& scenario, const fs::path& dir) {
   const std::string report = (dir / (fs::path(scenario).stem().string() + ".report.json")).string();
@@ -173,11 +180,9 @@ TEST(FromMegatron, TheSc21RowsSimulateAsTheShippedScenarios) {
 }
 
 TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
-  const Converted c = from_megatron(
-      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+  const Converted c = small_model(
       "--swiglu --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 128 --expert-model-parallel-size 4 "
-      "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --global-batch-size 16",
-      "H100-SXM", "dgx-h100-superpod", 8);
+      "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --global-batch-size 16");
   ASSERT_EQ(c.result.code, 0) << c.result.err;
   EXPECT_EQ(c.scenario["model"]["num_experts"], 16);
   EXPECT_EQ(c.scenario["model"]["num_experts_per_tok"], 4);
@@ -194,14 +199,12 @@ TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
 // --no-async-tensor-model-parallel-allreduce turns the overlap off; the
 // opt-in flag of August 2021 leaves it on, the default since.
 TEST(FromMegatron, NoAsyncTensorParallelAllReduceTurnsTheOverlapOff) {
-  const std::string line =
-      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
-      "--tensor-model-parallel-size 2 --global-batch-size 16 ";
-  const Converted off = from_megatron(line + "--no-async-tensor-model-parallel-allreduce", "H100-SXM", "dgx-h100-superpod", 8);
+  const std::string line = "--tensor-model-parallel-size 2 --global-batch-size 16 ";
+  const Converted off = small_model(line + "--no-async-tensor-model-parallel-allreduce");
   ASSERT_EQ(off.result.code, 0) << off.result.err;
   EXPECT_EQ(off.scenario["parallelism"]["async_tensor_model_parallel_allreduce"], false);
   EXPECT_FALSE(fixtures::scenario_from(off.scenario).parallel.async_tp_allreduce);
-  const Converted on = from_megatron(line + "--async-tensor-model-parallel-allreduce", "H100-SXM", "dgx-h100-superpod", 8);
+  const Converted on = small_model(line + "--async-tensor-model-parallel-allreduce");
   ASSERT_EQ(on.result.code, 0) << on.result.err;
   EXPECT_FALSE(on.scenario["parallelism"].contains("async_tensor_model_parallel_allreduce"));
   EXPECT_TRUE(fixtures::scenario_from(on.scenario).parallel.async_tp_allreduce);
@@ -210,14 +213,12 @@ TEST(FromMegatron, NoAsyncTensorParallelAllReduceTurnsTheOverlapOff) {
 // --tp-comm-overlap (with --sequence-parallel, which Megatron-LM requires)
 // becomes tp_comm_overlap; at TP 1 Megatron-LM turns both off.
 TEST(FromMegatron, TpCommOverlapOverlapsTheTensorParallelCollectives) {
-  const std::string line =
-      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
-      "--global-batch-size 16 --sequence-parallel --tp-comm-overlap ";
-  const Converted on = from_megatron(line + "--tensor-model-parallel-size 2", "H100-SXM", "dgx-h100-superpod", 8);
+  const std::string line = "--global-batch-size 16 --sequence-parallel --tp-comm-overlap ";
+  const Converted on = small_model(line + "--tensor-model-parallel-size 2");
   ASSERT_EQ(on.result.code, 0) << on.result.err;
   EXPECT_EQ(on.scenario["parallelism"]["tp_comm_overlap"], true);
   EXPECT_TRUE(fixtures::scenario_from(on.scenario).parallel.tp_comm_overlap);
-  const Converted off = from_megatron(line + "--tensor-model-parallel-size 1", "H100-SXM", "dgx-h100-superpod", 8);
+  const Converted off = small_model(line + "--tensor-model-parallel-size 1");
   ASSERT_EQ(off.result.code, 0) << off.result.err;
   EXPECT_FALSE(off.scenario["parallelism"].contains("tp_comm_overlap"));
   EXPECT_THAT(off.result.err, HasSubstr("assumed: --tp-comm-overlap with TP 1: off, as Megatron-LM turns it off"));
@@ -248,11 +249,8 @@ TEST(FromMegatron, MoeLayerFrequencyGivesTheDenseLayers) {
 
 // CP 2 x TP 2 of 8 GPUs: DP 2, and the default global batch is micro x DP.
 TEST(FromMegatron, ContextParallelFlagsBecomeTheScenariosFields) {
-  const Converted c = from_megatron(
-      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
-      "--position-embedding-type rope --tensor-model-parallel-size 2 --context-parallel-size 2 "
-      "--cp-comm-type all_gather",
-      "H100-SXM", "dgx-h100-superpod", 8);
+  const Converted c = small_model("--position-embedding-type rope --tensor-model-parallel-size 2 "
+                                  "--context-parallel-size 2 --cp-comm-type all_gather");
   ASSERT_EQ(c.result.code, 0) << c.result.err;
   EXPECT_EQ(c.scenario["parallelism"]["context_parallel_size"], 2);
   EXPECT_EQ(c.scenario["parallelism"]["cp_comm_type"], "all_gather");
@@ -261,18 +259,14 @@ TEST(FromMegatron, ContextParallelFlagsBecomeTheScenariosFields) {
   EXPECT_EQ(s.parallel.context, 2);
   EXPECT_EQ(s.parallel.data, 2);
   // Ulysses: TE's all-to-all of heads.
-  const Converted ulysses = from_megatron(
-      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
-      "--position-embedding-type rope --tensor-model-parallel-size 2 --context-parallel-size 2 --cp-comm-type a2a",
-      "H100-SXM", "dgx-h100-superpod", 8);
+  const Converted ulysses = small_model(
+      "--position-embedding-type rope --tensor-model-parallel-size 2 --context-parallel-size 2 --cp-comm-type a2a");
   ASSERT_EQ(ulysses.result.code, 0) << ulysses.result.err;
   EXPECT_EQ(fixtures::scenario_from(ulysses.scenario).parallel.cp_comm_type, CpCommType::a2a);
   // Hierarchical: all-to-alls over 2 ranks, ring attention over 2 (CP 4 x TP 2 of 8 GPUs).
-  const Converted hierarchical = from_megatron(
-      "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 "
+  const Converted hierarchical = small_model(
       "--position-embedding-type rope --tensor-model-parallel-size 2 --context-parallel-size 4 "
-      "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2",
-      "H100-SXM", "dgx-h100-superpod", 8);
+      "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2");
   ASSERT_EQ(hierarchical.result.code, 0) << hierarchical.result.err;
   EXPECT_EQ(hierarchical.scenario["parallelism"]["cp_comm_type"], "a2a+p2p");
   EXPECT_EQ(hierarchical.scenario["parallelism"]["hierarchical_context_parallel_sizes"], nlohmann::json({2, 2}));

@@ -466,9 +466,7 @@ TEST(Replay, AsyncTensorParallelAllReducesHideBehindTheBackward) {
   EXPECT_LT(async.report.step_seconds, blocking.report.step_seconds);
   EXPECT_LT(async.report.mean_split.exposed_tp_seconds, blocking.report.mean_split.exposed_tp_seconds);
   EXPECT_GT(async.report.mean_split.exposed_tp_seconds, 0.4 * blocking.report.mean_split.exposed_tp_seconds);
-  for (const TimeSplit& t : async.report.ranks)
-    EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, async.report.step_seconds,
-                1e-9 * async.report.step_seconds);
+  fixtures::expect_every_ranks_split_adds_up_to_the_step(async.report);
   EXPECT_DOUBLE_EQ(async.report.mean_split.compute_seconds, blocking.report.mean_split.compute_seconds);
   doc["parallelism"]["async_tensor_model_parallel_allreduce"] = "yes";
   EXPECT_EQ(fixtures::scenario_error(doc).rfind("test.json: parallelism.async_tensor_model_parallel_allreduce: ", 0), 0u);
@@ -507,8 +505,6 @@ TEST(Replay, TpCommOverlapTakesTheLayersCollectivesOffTheComputeStream) {
   EXPECT_LT(overlapped.report.step_seconds, blocking.report.step_seconds);
   EXPECT_LT(overlapped.report.mean_split.exposed_tp_seconds, blocking.report.mean_split.exposed_tp_seconds);
   EXPECT_DOUBLE_EQ(overlapped.report.mean_split.compute_seconds, blocking.report.mean_split.compute_seconds);
-  for (const TimeSplit& t : overlapped.report.ranks)
-    EXPECT_NEAR(t.compute_seconds + t.exposed_seconds() + t.idle_seconds, overlapped.report.step_seconds,
-                1e-9 * overlapped.report.step_seconds);
+  fixtures::expect_every_ranks_split_adds_up_to_the_step(overlapped.report);
   fixtures::expect_program_holds_together(overlapped.program, overlapped.workload);
 }

@@ -217,11 +217,11 @@ TpCounts tp_counts(const Pass& pass, double bytes) {
     EXPECT_TRUE(!c.overlapped || c.kind != TaskKind::ALLREDUCE);
     EXPECT_TRUE(!c.beside_weight_gradient || c.kind != TaskKind::ALLGATHER);
     const bool beside = c.beside_weight_gradient;
-    int& total = c.kind == TaskKind::ALLREDUCE ? (beside ? counts.allreduced_beside_wgrad : counts.allreduced)
-                 : c.kind == TaskKind::REDUCESCATTER
-                     ? (beside ? counts.scattered_beside_wgrad : c.overlapped ? counts.scattered_overlapped : counts.scattered)
-                 : c.overlapped ? counts.gathered_overlapped
-                                : counts.gathered;
+    int& scattered = c.overlapped ? counts.scattered_overlapped : counts.scattered;
+    int& total = c.kind == TaskKind::ALLREDUCE       ? (beside ? counts.allreduced_beside_wgrad : counts.allreduced)
+                 : c.kind == TaskKind::REDUCESCATTER ? (beside ? counts.scattered_beside_wgrad : scattered)
+                 : c.overlapped                      ? counts.gathered_overlapped
+                                                     : counts.gathered;
     total += c.count;
   }
   return counts;
@@ -269,12 +269,14 @@ TEST(Workload, TpCommOverlapRunsTheLayersSequenceParallelCollectivesBesideTheGem
   scenario.parallel.tp_comm_overlap = true;
   const Workload overlapped = build_workload(scenario);
   const double bytes = 1 * 4096 * 4096 * 2.0;
-  EXPECT_EQ(tp_counts(overlapped.layer.forward, bytes), (TpCounts{.gathered_overlapped = 2, .scattered_overlapped = 2}));
+  EXPECT_EQ(tp_counts(overlapped.layer.forward, bytes),
+            (TpCounts{.gathered_overlapped = 2, .scattered_overlapped = 2}));
   EXPECT_EQ(tp_counts(overlapped.layer.backward_input, bytes),
             (TpCounts{.gathered_overlapped = 4, .scattered_beside_wgrad = 2}));
   const auto collectives = [](const Pass& pass) {
     std::vector<std::tuple<TaskKind, int, double, bool, bool>> list;
-    for (const TpCollectives& c : pass.tp) list.emplace_back(c.kind, c.count, c.bytes, c.overlapped, c.beside_weight_gradient);
+    for (const TpCollectives& c : pass.tp)
+      list.emplace_back(c.kind, c.count, c.bytes, c.overlapped, c.beside_weight_gradient);
     return list;
   };
   for (const auto unit : {&Workload::embedding, &Workload::head}) {
