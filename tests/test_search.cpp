@@ -204,6 +204,28 @@ TEST(Search, VariesAnyScenarioFieldSuchAsTheBucketSize) {
   EXPECT_THAT(to_text(result, 0), HasSubstr("ps x2"));
 }
 
+// A scenario overlapping TP communication (which needs SP): the grid's
+// points without SP run without the overlap instead of being refused, and
+// those with SP keep it.
+TEST(Search, PointsWithoutSequenceParallelismDropTheTpOverlap) {
+  SearchRequest request = small_request(0);
+  json doc = small_scenario();
+  doc["parallelism"] = {{"sequence_parallel", true}, {"tp_comm_overlap", true}};
+  request.base = fixtures::scenario_from(doc);
+  request.dimensions = {{"tensor_model_parallel_size", {1, 2}}, {"pipeline_model_parallel_size", {1}},
+                        {"virtual_stages", {1}},                {"micro_batch_size", {1}},
+                        {"schedule", {"1f1b"}},                 {"zero_stage", {1}},
+                        {"recompute_granularity", {"full"}},    {"sequence_parallel", {false, true}}};
+  const SearchResult result = run_search(request, local_simulator(2));
+  EXPECT_EQ(result.counts.invalid, 0);
+  EXPECT_EQ(result.counts.duplicates, 1);  // TP 1: SP does not apply
+  ASSERT_EQ(result.rows.size(), 3u);
+  for (const SearchRow& row : result.rows) {
+    const ParallelConfig& p = row.scenario.parallel;
+    EXPECT_EQ(p.tp_comm_overlap, p.sequence_parallel) << p.tensor;
+  }
+}
+
 // Figures made up by the test: the step `seconds_of(scenario)`.
 BatchSimulator made_up(std::function<double(const Scenario&)> seconds_of) {
   return [seconds_of](const std::vector<const Scenario*>& batch, const std::function<void()>& on_done) {

@@ -291,6 +291,15 @@ private:
       }
     }
     if (tp == 1) a.erase("sequence_parallel");
+    // Transformer Engine's TP overlap rides on sequence parallelism (Megatron
+    // refuses it alone): a point without SP runs without the scenario's
+    // overlap. SP is the point's, else the base document's (unset, false,
+    // where the search varies it).
+    const bool searches_sp = std::any_of(dimensions_.begin(), dimensions_.end(),
+                                         [](const Dimension& d) { return d.key == "sequence_parallel"; });
+    const bool sequence_parallel = a.contains("sequence_parallel") ? a["sequence_parallel"] == true
+                                                                   : !searches_sp && b.parallel.sequence_parallel;
+    if (b.parallel.tp_comm_overlap && !sequence_parallel && !a.contains("tp_comm_overlap")) a["tp_comm_overlap"] = false;
     if (pp == 1) a.erase("schedule");  // one stage: forward, backward, whatever the schedule
     if (tp * pp == 0 || gpus / (tp * pp) <= 1)
       for (const std::string& key : data_parallel_keys) a.erase(key);
