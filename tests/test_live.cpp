@@ -116,7 +116,8 @@ TEST_F(LiveRun, DataParallelStepRunsTheProgram) {
 // All-to-alls over MPI_Alltoall, each member's blocks checked: context
 // parallelism's Ulysses exchange (TP 2 x CP 2), a2a+p2p's all-to-alls over
 // pairs and ring over pairs (CP 4 = 2 x 2), and expert parallelism's
-// dispatch and combine (TP 2 x DP 2, EP 2, 4 experts; and DP 4 under ZeRO-3,
+// dispatch and combine (TP 2 x DP 2, EP 2, 4 experts, the sequence-parallel
+// collectives beside the compute under tp_comm_overlap; and DP 4 under ZeRO-3,
 // whose experts are gathered and reduce-scattered over expert-data-parallel pairs).
 TEST_F(LiveRun, AllToAllsOfUlyssesAndExpertParallelismRunTheProgram) {
   const std::vector<std::string> ulysses = {"--set", "pipeline_model_parallel_size=1", "--set",
@@ -128,7 +129,8 @@ TEST_F(LiveRun, AllToAllsOfUlyssesAndExpertParallelismRunTheProgram) {
   const std::vector<std::string> experts = {
       "--set", "pipeline_model_parallel_size=1",  "--set", "model.num_experts=4",          "--set",
       "model.num_experts_per_tok=2",              "--set", "model.moe_intermediate_size=256", "--set",
-      "expert_model_parallel_size=2",             "--set", "sequence_parallel=true"};
+      "expert_model_parallel_size=2",             "--set", "sequence_parallel=true",
+      "--set", "tp_comm_overlap=true"};
   const std::vector<std::string> sharded_experts =
       joined(experts, {"--set", "tensor_model_parallel_size=1", "--set", "zero_stage=3"});
   for (const std::vector<std::string>& layout : {ulysses, hierarchical, experts, sharded_experts}) {

@@ -173,6 +173,7 @@ TEST(Search, LowerBoundNeverExceedsTheSimulatedStep) {
                            {{"overlap_grad_reduce", true}, {"overlap_p2p_communication", true}},
                            {{"dp_compression_ratio", 4}},
                            {{"dp_sync", "tree"}},
+                           {{"sequence_parallel", true}},
                            {{"sequence_parallel", true}, {"tp_comm_overlap", true}}};
   for (const std::string& schedule : {"gpipe", "1f1b", "zb_h1", "interleaved_1f1b"})
     for (int tp : {1, 4})
