@@ -1,7 +1,7 @@
 // Where one transformer layer's time goes: every op of each pass of one
 // layer of a scenario (on one tensor-parallel rank, one micro-batch), with
-// its time from the roofline/GEMM model, its achieved FLOP/s or bandwidth
-// and its share of the layer.
+// its time from the roofline/GEMM model, its achieved FLOP/s (as executed:
+// causal attention's half of the score products) or bandwidth and its share of the layer.
 //   simtrain_bench_layer_ops SCENARIO [KEY=VALUE ...]
 #include <cstdio>
 #include <exception>
@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   try {
     const Scenario scenario = load_scenario(argv[1], std::vector<std::string>(argv + 2, argv + argc));
     const Workload workload = build_workload(scenario);
-    const RooflineModel model(scenario.cluster.gpu);
+    const RooflineEfficiency efficiency;
+    const RooflineModel model(scenario.cluster.gpu, efficiency);
     const Dtype dtype = scenario.training.dtype;
     const UnitWork& layer = workload.layer;
     struct NamedPass {
@@ -41,7 +42,10 @@ int main(int argc, char** argv) {
       for (const Op& op : p.pass->ops) {
         const OpTime t = model.op_time(op, op_dtype(op, dtype));
         const bool counts_flops = op.op_class == OpClass::gemm || op.op_class == OpClass::attention;
-        const double rate = counts_flops ? (op.flops + op.uncounted_flops) / t.seconds / 1e12 : op.bytes / t.seconds / 1e9;
+        // FLOPs as executed: a causal attention kernel computes a share of the s x s products Megatron counts.
+        const double executed = (op.flops + op.uncounted_flops) *
+                                (op.op_class == OpClass::attention ? efficiency.causal_fraction : 1);
+        const double rate = counts_flops ? executed / t.seconds / 1e12 : op.bytes / t.seconds / 1e9;
         std::printf("%-16s %-24s %-11s %10.3f %6.1f%% %7.1f %s\n", p.name, op.name.c_str(),
                     to_string(op.op_class).c_str(), 1e3 * t.seconds, 100 * t.seconds / layer_seconds, rate,
                     counts_flops ? "TFLOP/s" : "GB/s");
