@@ -119,6 +119,53 @@ TEST(Lowering, ComputePassRecomputesBeforeEachBackward) {
             (std::vector<std::string>{"F0", "R0", "B0", "F1", "R1", "B1", "F2", "R2", "B2", "F3", "R3", "B3"}));
 }
 
+// Megatron's block method recomputes the first recompute_num_layers layers of
+// each model stage (a chunk under interleaving); the others keep their
+// activations. 8 layers, 2 pipeline ranks x 2 chunks of 2 layers, block 1:
+// the first layer of each chunk is recomputed, half of what full recompute does.
+TEST(Lowering, BlockRecomputeRecomputesTheFirstLayersOfEachModelStage) {
+  auto with_recompute = [](const nlohmann::json& training) {
+    nlohmann::json doc = fixtures::scenario_json(1, 2, 1, 8, "interleaved_1f1b", 2, 4);
+    for (const auto& [key, value] : training.items()) doc["training"][key] = value;
+    return fixtures::scenario_from(doc);
+  };
+  Lowering block(with_recompute({{"recompute_granularity", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 1}}));
+  Lowering full(with_recompute({{"recompute_granularity", "full"}}));
+  Lowering none(with_recompute({{"recompute_granularity", "none"}}));
+  const Workload& w = block.workload;
+  EXPECT_EQ(w.stage_layers, (std::vector<int>{2, 2, 2, 2}));
+  EXPECT_EQ(w.kept_layers, (std::vector<bool>{false, true, false, true, false, true, false, true}));
+  for (int layer = 0; layer < 8; ++layer) {
+    const UnitWork& unit = w.layer_at(layer);
+    EXPECT_EQ(&unit, layer % 2 ? &w.kept_layer : &w.layer) << layer;
+    EXPECT_EQ(unit.activation_bytes, (layer % 2 ? none : full).workload.layer.activation_bytes) << layer;
+  }
+  EXPECT_TRUE(w.kept_layer.recompute.ops.empty());
+
+  // Each backward is preceded by a recompute of one layer where full recompute does two.
+  const double layer_recompute_flops = full.workload.layer.recompute.flops();
+  ASSERT_GT(layer_recompute_flops, 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    const RankTasks blocked = block.compute(rank);
+    EXPECT_EQ(model_passes(blocked), model_passes(full.compute(rank)));
+    for (const LoweredTask& t : blocked.tasks)
+      if (t.task.kind == TaskKind::R) EXPECT_DOUBLE_EQ(t.work->flops(), layer_recompute_flops);
+  }
+  const double model_flops = none.workload.model_flops_per_step;
+  EXPECT_DOUBLE_EQ(w.model_flops_per_step, model_flops);
+  EXPECT_DOUBLE_EQ(w.hardware_flops_per_step - model_flops,
+                   (full.workload.hardware_flops_per_step - model_flops) / 2);
+
+  // Activations held: half the layers at full recompute's, half at none's.
+  const auto block_memory = memory_per_pipeline_rank(block.scenario, w);
+  const auto full_memory = memory_per_pipeline_rank(full.scenario, full.workload);
+  const auto none_memory = memory_per_pipeline_rank(none.scenario, none.workload);
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_DOUBLE_EQ(block_memory[rank].activations_bytes,
+                     (full_memory[rank].activations_bytes + none_memory[rank].activations_bytes) / 2)
+        << rank;
+}
+
 // Under --overlap-grad-reduce the last backward of a chunk is one task per
 // gradient bucket; together they run the stage's units once, in reverse.
 TEST(Lowering, ComputePassSplitsTheLastBackwardOfAChunkAtItsBuckets) {

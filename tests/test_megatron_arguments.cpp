@@ -224,6 +224,26 @@ TEST(FromMegatron, TpCommOverlapOverlapsTheTensorParallelCollectives) {
   EXPECT_THAT(off.result.err, HasSubstr("assumed: --tp-comm-overlap with TP 1: off, as Megatron-LM turns it off"));
 }
 
+// --recompute-method block recomputes the first --recompute-num-layers of
+// each pipeline chunk: the scenario's recompute_method and recompute_num_layers.
+// Uniform groups of layers are simulated one layer a group, and said so.
+TEST(FromMegatron, BlockRecomputeBecomesTheScenariosRecomputeMethod) {
+  const std::string full = "--global-batch-size 16 --recompute-granularity full ";
+  const Converted block = small_model(full + "--recompute-method block --recompute-num-layers 1");
+  ASSERT_EQ(block.result.code, 0) << block.result.err;
+  EXPECT_EQ(block.scenario["training"]["recompute_method"], "block");
+  EXPECT_EQ(block.scenario["training"]["recompute_num_layers"], 1);
+  const Scenario s = fixtures::scenario_from(block.scenario);
+  EXPECT_EQ(s.training.recompute, Recompute::full);
+  EXPECT_EQ(s.training.recompute_block_layers, 1);
+  const Converted uniform = small_model(full + "--recompute-method uniform --recompute-num-layers 2");
+  ASSERT_EQ(uniform.result.code, 0) << uniform.result.err;
+  EXPECT_FALSE(uniform.scenario["training"].contains("recompute_method"));
+  EXPECT_FALSE(uniform.scenario["training"].contains("recompute_num_layers"));
+  EXPECT_THAT(uniform.result.err, HasSubstr("assumed: uniform recompute in groups of 2 layers: each layer recomputed "
+                                            "from its own input"));
+}
+
 // --moe-layer-freq as Megatron-Core reads it: an integer N makes layers 0, N,
 // 2N, ... MoE; a list expression gives each layer (1 MoE, 0 dense). The
 // dense ones become mlp_only_layers.
@@ -298,9 +318,6 @@ TEST(FromMegatron, WhatIsNotSimulatedIsRefusedNamingTheFlag) {
                         "'[0]*2+[2]*2': layer kinds are 0 (dense) or 1 (MoE), got 2"));
   EXPECT_THAT(error("--num-experts 8 --moe-layer-freq [1]*99999999"), HasSubstr("more than 65536 layers"));
   EXPECT_THAT(error("--num-experts 8 --moe-layer-freq 0"), HasSubstr("--moe-layer-freq: must be at least 1, got 0"));
-  EXPECT_THAT(error("--recompute-granularity full --recompute-method block --recompute-num-layers 1"),
-              HasSubstr("--recompute-method block: block with 1 of the 4 layers of each pipeline chunk: recomputing "
-                        "some layers only is not simulated yet"));
   EXPECT_THAT(error("--num-layers x"), HasSubstr("--num-layers: expected an integer, got 'x'"));
   EXPECT_THAT(error("--tensor-model-parallel-size 0"), HasSubstr("--tensor-model-parallel-size: must be between 1"));
   EXPECT_THAT(error("--swiglu 1"), HasSubstr("--swiglu: takes no value, got '1'"));

@@ -302,6 +302,31 @@ const BadCase bad_cases[] = {
      "parallelism.overlap_param_gather", "needs overlap_grad_reduce, as in Megatron-LM"},
     {"tp_comm_overlap_without_sequence_parallel", [](json& s) { s["parallelism"]["tp_comm_overlap"] = true; },
      "parallelism.tp_comm_overlap", "needs sequence_parallel, as in Megatron-LM"},
+    {"recompute_method_without_full_recompute",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "selective";
+       s["training"]["recompute_method"] = "block";
+     },
+     "training.recompute_method", "only applies to recompute_granularity full"},
+    {"block_recompute_without_its_layers",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "full";
+       s["training"]["recompute_method"] = "block";
+     },
+     "training.recompute_num_layers", "missing: recompute_method block recomputes the first N layers of each model stage"},
+    {"uniform_recompute_of_groups",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "full";
+       s["training"]["recompute_num_layers"] = 2;
+     },
+     "training.recompute_num_layers", "uniform recompute of groups of 2 layers is not simulated"},
+    {"block_recompute_of_no_layer",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "full";
+       s["training"]["recompute_method"] = "block";
+       s["training"]["recompute_num_layers"] = 0;
+     },
+     "training.recompute_num_layers", "must be at least 1, got 0"},
     {"zero_stage_4", [](json& s) { s["parallelism"]["zero_stage"] = 4; }, "parallelism.zero_stage",
      "must be 0, 1, 2 or 3"},
     {"negative_zero_stage", [](json& s) { s["parallelism"]["zero_stage"] = -1; }, "parallelism.zero_stage",

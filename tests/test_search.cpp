@@ -227,6 +227,34 @@ TEST(Search, PointsWithoutSequenceParallelismDropTheTpOverlap) {
   }
 }
 
+// The grid's full recompute recomputes every layer: a scenario's block
+// recompute (its first N layers of each stage) is its own configuration's,
+// and no grid point is refused for it.
+TEST(Search, TheGridsFullRecomputeIsEveryLayersWhateverTheScenarios) {
+  SearchRequest request = small_request(0);
+  json doc = small_scenario();
+  doc["training"]["recompute_granularity"] = "full";
+  doc["training"]["recompute_method"] = "block";
+  doc["training"]["recompute_num_layers"] = 2;
+  doc["cluster"]["gpu"]["memory_GiB"] = 8;  // the 10 layers keeping their activations fit
+  request.base = fixtures::scenario_from(doc);
+  request.dimensions = {{"tensor_model_parallel_size", {1}}, {"pipeline_model_parallel_size", {1}},
+                        {"virtual_stages", {1}},             {"micro_batch_size", {1}},
+                        {"schedule", {"1f1b"}},              {"zero_stage", {1}},
+                        {"recompute_granularity", {"full"}}};
+  const SearchResult result = run_search(request, local_simulator(2));
+  EXPECT_EQ(result.counts.invalid, 0);
+  EXPECT_EQ(result.baseline_absent, "");
+  int baselines = 0, full_grid_points = 0;
+  for (const SearchRow& row : result.rows) {
+    EXPECT_EQ(row.scenario.training.recompute_block_layers, row.baseline ? 2 : 0) << to_string(row.scenario.training.recompute);
+    baselines += row.baseline;
+    full_grid_points += !row.baseline && row.scenario.training.recompute == Recompute::full;
+  }
+  EXPECT_EQ(baselines, 1);
+  EXPECT_EQ(full_grid_points, 1);
+}
+
 // Figures made up by the test: the step `seconds_of(scenario)`.
 BatchSimulator made_up(std::function<double(const Scenario&)> seconds_of) {
   return [seconds_of](const std::vector<const Scenario*>& batch, const std::function<void()>& on_done) {

@@ -751,6 +751,24 @@ double training_flops(const UnitWork& work) {
   return work.forward.flops() + work.backward_input.flops() + work.backward_weight.flops();
 }
 
+// The shard of a dense layer in a model mixing dense and MoE layers: an MLP
+// intermediate_size wide, as in a model without experts.
+Shard dense_shard(Shard rank) {
+  rank.local_experts = 0;
+  return rank;
+}
+
+// Block recompute: each model stage recomputes its first N layers; the
+// others keep their activations, as layers without recompute.
+void add_kept_layers(const Shard& rank, TrainingConfig training, Workload& workload) {
+  const int64_t recomputed = training.recompute_block_layers;
+  training.recompute = Recompute::none;
+  workload.kept_layer = layer_work(rank, training);
+  if (!workload.dense_layers.empty()) workload.kept_dense_layer = layer_work(dense_shard(rank), training);
+  for (const int layers : workload.stage_layers)
+    for (int i = 0; i < layers; ++i) workload.kept_layers.push_back(i >= recomputed);
+}
+
 }  // namespace
 
 Workload build_workload(const Scenario& scenario) {
@@ -761,42 +779,54 @@ Workload build_workload(const Scenario& scenario) {
   Workload workload;
   workload.layer = layer_work(rank, training);
   if (model.mixes_dense_and_moe_layers()) {
-    Shard dense = rank;
-    dense.local_experts = 0;  // an MLP intermediate_size wide, as in a model without experts
-    workload.dense_layer = layer_work(dense, training);
+    workload.dense_layer = layer_work(dense_shard(rank), training);
     for (int64_t layer = 0; layer < model.num_layers; ++layer) workload.dense_layers.push_back(!model.is_moe_layer(layer));
   }
   workload.embedding = embedding_work(rank);
   workload.head = head_work(rank);
   workload.total_parameters = count_parameters(model).total;
 
-  // Layers of each kind; every layer is `layer` in a model not mixing them.
-  const double dense_layers = workload.dense_layers_among(0, int(workload.dense_layers.size()));
-  const double main_layers = double(model.num_layers) - dense_layers;
-  const double layer_flops = main_layers * training_flops(workload.layer) +
-                             (dense_layers ? dense_layers * training_flops(workload.dense_layer) : 0);
+  // Stages balanced (pipeline_layers auto) as if every layer were recomputed.
+  workload.stage_layers = stage_layer_counts(scenario, workload);
+  if (training.recompute_block_layers > 0) add_kept_layers(rank, training, workload);
+
   // Every TP (and CP) rank of every micro-batch of the global batch.
   const double rank_micro_batches =
       double(rank.tp * rank.cp) * double(training.global_batch_size) / double(training.micro_batch_size);
+  const auto layer_works = workload.layer_works_among(0, int(model.num_layers));
+  double layer_flops = 0;
+  for (const auto& [work, layers] : layer_works) layer_flops += layers * training_flops(*work);
   workload.model_flops_per_step =
       rank_micro_batches * (layer_flops + training_flops(workload.embedding) + training_flops(workload.head));
   // Only the transformer layers are recomputed.
-  workload.hardware_flops_per_step =
-      workload.model_flops_per_step + rank_micro_batches * main_layers * workload.layer.recompute.flops();
-  if (dense_layers)
-    workload.hardware_flops_per_step += rank_micro_batches * dense_layers * workload.dense_layer.recompute.flops();
+  workload.hardware_flops_per_step = workload.model_flops_per_step;
+  for (const auto& [work, layers] : layer_works)
+    workload.hardware_flops_per_step += rank_micro_batches * layers * work->recompute.flops();
   workload.tokens_per_step = double(training.global_batch_size) * training.seq_length;
   if (scenario.parallel.grad_reduce_in_bf16) workload.grad_bytes_per_parameter = 2;
   // Megatron's scatter/gather optimisation: each TP rank sends its 1/t slice.
   workload.stage_boundary_bytes = rank.activation_tensor_bytes() / double(rank.tp);
   workload.cp_exchange_buffer_bytes = cp_exchange_buffer_bytes(rank);
-  workload.stage_layers = stage_layer_counts(scenario, workload);
   if (model.tie_word_embeddings && scenario.parallel.pipeline > 1) {
     // The last stage holds the word embeddings the logits read, a copy of the first stage's.
     workload.tied_embedding_copy_parameters = double(rank.vocab) * rank.hidden;
     workload.head.parameters += workload.tied_embedding_copy_parameters;
   }
   return workload;
+}
+
+std::vector<std::pair<const UnitWork*, int>> Workload::layer_works_among(int first_layer, int layers) const {
+  int counts[4] = {};  // layer, dense_layer, kept_layer, kept_dense_layer
+  for (int index = first_layer; index < first_layer + layers; ++index) {
+    const bool dense = !dense_layers.empty() && dense_layers[index];
+    const bool kept = !kept_layers.empty() && kept_layers[index];
+    ++counts[2 * kept + dense];
+  }
+  const UnitWork* works[4] = {&layer, &dense_layer, &kept_layer, &kept_dense_layer};
+  std::vector<std::pair<const UnitWork*, int>> result;
+  for (int i = 0; i < 4; ++i)
+    if (counts[i] > 0) result.emplace_back(works[i], counts[i]);
+  return result;
 }
 
 int Workload::dense_layers_among(int first_layer, int layers) const {

@@ -8,6 +8,7 @@
 // the output layer included, stays bf16.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/model/task_kind.hpp"
@@ -105,10 +106,21 @@ struct Workload {
   // dense (empty in any other model: every layer is `layer`).
   UnitWork dense_layer;
   std::vector<bool> dense_layers;
+  // Block recompute (training.recompute_block_layers): the layers that keep
+  // their activations instead (the ones after the first N of their model
+  // stage), as `layer` and `dense_layer` without recompute; empty otherwise.
+  UnitWork kept_layer, kept_dense_layer;
+  std::vector<bool> kept_layers;
   const UnitWork& layer_at(int index) const {
-    return !dense_layers.empty() && dense_layers[index] ? dense_layer : layer;
+    const bool dense = !dense_layers.empty() && dense_layers[index];
+    if (!kept_layers.empty() && kept_layers[index]) return dense ? kept_dense_layer : kept_layer;
+    return dense ? dense_layer : layer;
   }
   int dense_layers_among(int first_layer, int layers) const;  // of [first_layer, first_layer + layers)
+  // The works of layers [first_layer, first_layer + layers) with how many
+  // layers run each, in the order layer, dense_layer, kept_layer,
+  // kept_dense_layer; those no layer runs left out.
+  std::vector<std::pair<const UnitWork*, int>> layer_works_among(int first_layer, int layers) const;
   UnitWork embedding;  // first pipeline stage: token (and position) embedding
   UnitWork head;       // last pipeline stage: final norm, logits, cross-entropy
   // Tied embeddings over more than one stage: the last stage's copy of the

@@ -225,10 +225,9 @@ void precision(const Arguments& a, nlohmann::ordered_json& training) {
 }
 
 // training.recompute_granularity: Megatron recomputes all layers (full),
-// the attention core (selective) or nothing; `--recompute-method block`
-// recomputing fewer layers than a stage's chunk holds is refused.
-void recompute(const Arguments& a, int64_t chunk_layers, nlohmann::ordered_json& training,
-               std::vector<std::string>& notes) {
+// the attention core (selective) or nothing; with full, `--recompute-method
+// block` recomputes the first --recompute-num-layers of each pipeline chunk.
+void recompute(const Arguments& a, nlohmann::ordered_json& training, std::vector<std::string>& notes) {
   const bool old_full = a.has("--checkpoint-activations") || a.has("--activations-checkpoint-method");
   std::optional<std::string> granularity = a.choice("--recompute-granularity", {"full", "selective"});
   if (a.has("--recompute-activations")) {
@@ -250,9 +249,14 @@ void recompute(const Arguments& a, int64_t chunk_layers, nlohmann::ordered_json&
   const std::optional<std::string> method = a.choice(method_flag, {"uniform", "block"});
   if (!method) notes.push_back("full recompute without --recompute-method: uniform (every layer recomputed)");
   const int64_t count = a.integer(count_flag).value_or(1);
-  if (method == "block" && count < chunk_layers)
-    a.refuse(method_flag, "block with " + std::to_string(count) + " of the " + std::to_string(chunk_layers) +
-                              " layers of each pipeline chunk: recomputing some layers only is not simulated yet");
+  if (method == "block") {
+    training["recompute_method"] = "block";
+    training["recompute_num_layers"] = count;
+  } else if (count > 1) {
+    notes.push_back("uniform recompute in groups of " + std::to_string(count) +
+                    " layers: each layer recomputed from its own input (the same recompute; Megatron-LM keeps one "
+                    "input per group, fewer bytes)");
+  }
 }
 
 }  // namespace
@@ -317,17 +321,12 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   nlohmann::ordered_json parallelism;
   parallelism["tensor_model_parallel_size"] = tp;
   parallelism["pipeline_model_parallel_size"] = pp;
-  int64_t chunks = 1;
   if (a.has("--num-layers-per-virtual-pipeline-stage") && a.has("--virtual-pipeline-model-parallel-size"))
     a.refuse("--num-layers-per-virtual-pipeline-stage", "--virtual-pipeline-model-parallel-size given too: give one");
-  if (const auto per_stage = a.integer("--num-layers-per-virtual-pipeline-stage")) {
+  if (const auto per_stage = a.integer("--num-layers-per-virtual-pipeline-stage"))
     parallelism["num_layers_per_virtual_pipeline_stage"] = *per_stage;
-    chunks = std::max<int64_t>(layers / pp / *per_stage, 1);
-  }
-  if (const auto virtual_stages = a.integer("--virtual-pipeline-model-parallel-size")) {
+  if (const auto virtual_stages = a.integer("--virtual-pipeline-model-parallel-size"))
     parallelism["num_virtual_stages_per_pipeline_rank"] = *virtual_stages;
-    chunks = *virtual_stages;
-  }
   for (const std::string field : {"decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"})
     if (const auto count = a.integer(flag_of(field))) parallelism[field] = *count;
   for (const std::string field : {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"})
@@ -378,7 +377,7 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   training["micro_batch_size"] = micro;
   training["global_batch_size"] = a.integer("--global-batch-size").value_or(micro * dp);
   precision(a, training);
-  recompute(a, layers / pp / chunks, training, notes);
+  recompute(a, training, notes);
   const std::optional<std::string> backend =
       a.choice("--attention-backend", {"auto", "flash", "fused", "unfused", "local"});
   bool flash = !backend || *backend == "auto" || *backend == "flash" || *backend == "fused";

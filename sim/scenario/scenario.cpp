@@ -97,6 +97,7 @@ const std::vector<std::string> model_keys = {
     "position_embedding", "tie_word_embeddings"};
 const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
                                                 "dtype",         "fp8_recipe",            "recompute_granularity",
+                                                "recompute_method", "recompute_num_layers",
                                                 "flash_attention", "train_tokens",          "moe_load_imbalance",
                                                 "capacity_factor"};
 const std::vector<std::string> parallelism_keys = {
@@ -187,6 +188,25 @@ void apply_override(nlohmann::json& document, const std::string& assignment, con
   (*target)[leaf] = value;
 }
 
+// Megatron's --recompute-method and --recompute-num-layers, for full recompute:
+// uniform recomputes every layer (simulated for groups of one layer, each
+// from its own input), block the first N layers of each model stage.
+void parse_recompute_method(JsonFields& f, TrainingConfig& t) {
+  const std::optional<std::string> method = f.choice("recompute_method", {"uniform", "block"});
+  const std::optional<int64_t> layers = f.integer("recompute_num_layers", 1);
+  if ((method || layers) && t.recompute != Recompute::full)
+    f.fail(method ? "recompute_method" : "recompute_num_layers", "only applies to recompute_granularity full");
+  if (method == "block") {
+    if (!layers)
+      f.fail("recompute_num_layers", "missing: recompute_method block recomputes the first N layers of each model stage");
+    t.recompute_block_layers = *layers;
+  } else if (layers && *layers != 1) {
+    f.fail("recompute_num_layers", "uniform recompute of groups of " + std::to_string(*layers) +
+                                       " layers is not simulated (each layer is recomputed from its own input): "
+                                       "give 1, or recompute_method block");
+  }
+}
+
 TrainingConfig parse_training(const nlohmann::json& document, const std::string& file) {
   JsonFields f(document, file, "training.");
   TrainingConfig t;
@@ -201,6 +221,7 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   }
   const std::string recompute = f.choice("recompute_granularity", {"none", "selective", "full"}).value_or("none");
   t.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
+  parse_recompute_method(f, t);
   t.flash_attention = f.boolean("flash_attention").value_or(true);
   t.train_tokens = f.number("train_tokens", 1).value_or(0);
   t.moe_load_imbalance = f.number("moe_load_imbalance", 1).value_or(1);

@@ -66,6 +66,11 @@ struct TrainingConfig {
   int64_t global_batch_size = 0;
   Dtype dtype = Dtype::bf16;
   Recompute recompute = Recompute::none;
+  // Full recompute by Megatron's block method (--recompute-method block
+  // --recompute-num-layers N): only the first N layers of each model stage
+  // (pipeline chunk) are recomputed, the others keep their activations.
+  // 0: the uniform method, every layer recomputed from its own input.
+  int64_t recompute_block_layers = 0;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // fp8 training only
   bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
   double train_tokens = 0;      // the whole run's token budget (0: not given)

@@ -90,9 +90,8 @@ private:
     const StageUnits held = stage_units(w_, stage);
     std::vector<std::pair<const UnitWork*, int>> list;
     if (held.embedding) list.push_back({&w_.embedding, 1});
-    const int dense = w_.dense_layers_among(held.first_layer, held.layers);
-    list.push_back({&w_.layer, held.layers - dense});
-    if (dense) list.push_back({&w_.dense_layer, dense});
+    const auto layers = w_.layer_works_among(held.first_layer, held.layers);
+    list.insert(list.end(), layers.begin(), layers.end());
     if (held.head) list.push_back({&w_.head, 1});
     return list;
   }

@@ -17,16 +17,15 @@ struct StageShare {
 
 StageShare stage_share(const Workload& w, int stage) {
   const StageUnits held = stage_units(w, stage);
-  const double dense = w.dense_layers_among(held.first_layer, held.layers), layers = held.layers - dense;
-  StageShare share{layers * w.layer.parameters, layers * w.layer.expert_parameters, layers * w.layer.activation_bytes,
-                   layers * w.layer.weight_grad_activation_bytes};
+  StageShare share;
   auto add = [&](const UnitWork& unit, double count) {
     share.parameters += count * unit.parameters;
     share.expert_parameters += count * unit.expert_parameters;
     share.activation_bytes += count * unit.activation_bytes;
     share.weight_grad_bytes += count * unit.weight_grad_activation_bytes;
   };
-  if (dense) add(w.dense_layer, dense);  // a model mixing dense and MoE layers
+  // Dense and MoE layers in a model mixing them; under block recompute, those kept.
+  for (const auto& [work, layers] : w.layer_works_among(held.first_layer, held.layers)) add(*work, layers);
   if (held.embedding) add(w.embedding, 1);
   if (held.head) add(w.head, 1);  // with the last stage's copy of tied word embeddings
   return share;

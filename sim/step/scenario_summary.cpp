@@ -30,6 +30,13 @@ std::string parallel_layout(const Scenario& s) {
   return layout;
 }
 
+// ", block: the first 5 layers of each model stage" under block recompute.
+std::string block_recompute(const TrainingConfig& t) {
+  if (t.recompute_block_layers == 0) return "";
+  return ", block: the first " + std::to_string(t.recompute_block_layers) + " layer" +
+         (t.recompute_block_layers > 1 ? "s" : "") + " of each model stage";
+}
+
 std::string aligned_line(const std::string& label, const std::string& value) {
   std::string line;
   add_line(line, label, value);
@@ -79,7 +86,7 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
                                 std::to_string(t.seq_length) + ")"),
       aligned_line("training", to_string(t.dtype) +
                                    (t.dtype == Dtype::fp8 ? " (" + to_string(t.fp8_recipe) + " scaling)" : "") +
-                                   ", recompute " + to_string(t.recompute)),
+                                   ", recompute " + to_string(t.recompute) + block_recompute(t)),
   };
   // A platform file's limits, said where the cluster is; a JSON topology's lines stay as they were.
   const std::vector<std::string> notes = platform_note_lines(s.cluster.topology);
