@@ -187,6 +187,16 @@ TEST(Search, LowerBoundNeverExceedsTheSimulatedStep) {
         EXPECT_GT(bound, 0.6 * step) << schedule << " tp" << tp << " " << variant;  // tight enough to prune
         EXPECT_LE(bound, step) << schedule << " tp" << tp << " " << variant;
       }
+  // Block recompute: the recomputed layers' recompute, the others' none.
+  for (const std::string& schedule : {"1f1b", "interleaved_1f1b"}) {
+    json doc = fixtures::scenario_json(1, 2, 8, 8, schedule, schedule == "interleaved_1f1b" ? 2 : 0);
+    doc["training"].update({{"recompute_granularity", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 1}});
+    const Scenario s = fixtures::scenario_from(doc);
+    const double bound = step_lower_bound_seconds(s, build_workload(s), *make_cost_model(s));
+    const double step = simulate(s).timeline.step_seconds;
+    EXPECT_GT(bound, 0.6 * step) << schedule;
+    EXPECT_LE(bound, step) << schedule;
+  }
 }
 
 TEST(Search, VariesAnyScenarioFieldSuchAsTheBucketSize) {
@@ -253,6 +263,14 @@ TEST(Search, TheGridsFullRecomputeIsEveryLayersWhateverTheScenarios) {
   }
   EXPECT_EQ(baselines, 1);
   EXPECT_EQ(full_grid_points, 1);
+
+  // Varying the layers block recompute recomputes: each point its own.
+  request.dimensions.push_back({"recompute_num_layers", {4, 12}});
+  const SearchResult varied = run_search(request, local_simulator(2));
+  EXPECT_EQ(varied.counts.invalid, 0);
+  std::set<int64_t> layers;
+  for (const SearchRow& row : varied.rows) layers.insert(row.scenario.training.recompute_block_layers);
+  EXPECT_EQ(layers, (std::set<int64_t>{2, 4, 12}));
 }
 
 // Figures made up by the test: the step `seconds_of(scenario)`.
