@@ -61,6 +61,9 @@ std::vector<Config> grid() {
           configs.push_back({schedule, tp, pp, dp, 0, (tp + pp + dp) % 4, tp == 2 ? "selective" : "full", tp == 2});
   for (int pp : {2, 4})
     for (int layers : {1, 2}) configs.push_back({"interleaved_1f1b", 2, pp, 2, layers, 1, "none", true});
+  // Block recompute: the first layer of each model stage recomputed, the others kept.
+  for (const std::string schedule : {"1f1b", "zb_h1"}) configs.push_back({schedule, 2, 2, 2, 0, 1, "block", true});
+  configs.push_back({"interleaved_1f1b", 1, 2, 2, 2, 0, "block", false});
   add_uneven_interleaved_layouts(configs);
   return configs;
 }
@@ -71,7 +74,10 @@ Scenario scenario_for(const Config& c) {
   doc["parallelism"].update(c.layout);
   doc["parallelism"]["zero_stage"] = c.zero;
   doc["parallelism"]["sequence_parallel"] = c.sequence_parallel;
-  doc["training"]["recompute_granularity"] = c.recompute;
+  if (c.recompute == "block")
+    doc["training"].update({{"recompute_granularity", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 1}});
+  else
+    doc["training"]["recompute_granularity"] = c.recompute;
   return fixtures::scenario_from(doc);
 }
 
