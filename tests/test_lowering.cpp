@@ -166,6 +166,22 @@ TEST(Lowering, BlockRecomputeRecomputesTheFirstLayersOfEachModelStage) {
         << rank;
 }
 
+// Megatron's recompute_modules: core_attn (its default) is selective
+// recompute as simtrain simulates it; no module at all recomputes nothing.
+TEST(Lowering, RecomputeModulesOfCoreAttentionOrOfNothing) {
+  auto with = [](const nlohmann::json& training) {
+    nlohmann::json doc = fixtures::scenario_json(1, 2, 1, 8, "1f1b", 0, 4);
+    for (const auto& [key, value] : training.items()) doc["training"][key] = value;
+    return fixtures::scenario_from(doc);
+  };
+  const Scenario core_attn = with({{"recompute_granularity", "selective"}, {"recompute_modules", {"core_attn"}}});
+  const Scenario selective = with({{"recompute_granularity", "selective"}});
+  EXPECT_EQ(core_attn.training.recompute, Recompute::selective);
+  EXPECT_DOUBLE_EQ(build_workload(core_attn).hardware_flops_per_step, build_workload(selective).hardware_flops_per_step);
+  const Scenario nothing = with({{"recompute_granularity", "selective"}, {"recompute_modules", nlohmann::json::array()}});
+  EXPECT_EQ(nothing.training.recompute, Recompute::none);
+}
+
 // Under --overlap-grad-reduce the last backward of a chunk is one task per
 // gradient bucket; together they run the stage's units once, in reverse.
 TEST(Lowering, ComputePassSplitsTheLastBackwardOfAChunkAtItsBuckets) {

@@ -327,6 +327,31 @@ const BadCase bad_cases[] = {
        s["training"]["recompute_num_layers"] = 0;
      },
      "training.recompute_num_layers", "must be at least 1, got 0"},
+    {"recompute_modules_without_selective_recompute",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "full";
+       s["training"]["recompute_modules"] = {"core_attn"};
+     },
+     "training.recompute_modules", "only applies to recompute_granularity selective"},
+    {"recompute_modules_not_a_list",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "selective";
+       s["training"]["recompute_modules"] = "core_attn";
+     },
+     "training.recompute_modules", "expected a list of module names, got \"core_attn\""},
+    {"recompute_module_unknown",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "selective";
+       s["training"]["recompute_modules"] = {"attention"};
+     },
+     "training.recompute_modules", "expected module names among core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
+                                   "shared_experts, got \"attention\""},
+    {"recompute_module_not_simulated",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "selective";
+       s["training"]["recompute_modules"] = {"core_attn", "moe_act"};
+     },
+     "training.recompute_modules", "recomputing moe_act is not simulated (selective recompute simulates core_attn"},
     {"zero_stage_4", [](json& s) { s["parallelism"]["zero_stage"] = 4; }, "parallelism.zero_stage",
      "must be 0, 1, 2 or 3"},
     {"negative_zero_stage", [](json& s) { s["parallelism"]["zero_stage"] = -1; }, "parallelism.zero_stage",

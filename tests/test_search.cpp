@@ -264,6 +264,15 @@ TEST(Search, TheGridsFullRecomputeIsEveryLayersWhateverTheScenarios) {
   EXPECT_EQ(baselines, 1);
   EXPECT_EQ(full_grid_points, 1);
 
+  // A scenario naming selective recompute's module: the grid's points of every recompute are valid.
+  json modules = small_scenario();
+  modules["training"].update({{"recompute_granularity", "selective"}, {"recompute_modules", {"core_attn"}}});
+  modules["cluster"]["gpu"]["memory_GiB"] = 8;
+  SearchRequest of_modules = request;
+  of_modules.base = fixtures::scenario_from(modules);
+  of_modules.dimensions.back() = {"recompute_granularity", {"none", "selective", "full"}};
+  EXPECT_EQ(run_search(of_modules, local_simulator(2)).counts.invalid, 0);
+
   // Varying the layers block recompute recomputes: each point its own.
   request.dimensions.push_back({"recompute_num_layers", {4, 12}});
   const SearchResult varied = run_search(request, local_simulator(2));

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
@@ -44,7 +46,7 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--merge-file", true}, {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true},
     {"--bf16", false}, {"--fp16", false}, {"--fp8-format", true}, {"--fp8-recipe", true},
     {"--recompute-activations", false}, {"--recompute-granularity", true}, {"--recompute-method", true},
-    {"--recompute-num-layers", true}, {"--checkpoint-activations", false},
+    {"--recompute-num-layers", true}, {"--recompute-modules", true}, {"--checkpoint-activations", false},
     {"--activations-checkpoint-method", true}, {"--activations-checkpoint-num-layers", true},
     {"--attention-backend", true}, {"--use-flash-attn", false}, {"--tensor-model-parallel-size", true},
     {"--pipeline-model-parallel-size", true}, {"--num-layers-per-virtual-pipeline-stage", true},
@@ -63,7 +65,7 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--DDP-impl", true}, {"--hierarchical-context-parallel-sizes", true}};
 
 // Of those, the ones taking a list of values (argparse's nargs='+'), kept space-separated.
-const std::vector<std::string> kListFlags = {"--hierarchical-context-parallel-sizes"};
+const std::vector<std::string> kListFlags = {"--hierarchical-context-parallel-sizes", "--recompute-modules"};
 
 // Flags only Megatron-LM of 2021 had: it ran attention unfused (no FlashAttention yet).
 const std::vector<std::string> kFlagsOf2021 = {"--DDP-impl", "--checkpoint-activations",
@@ -242,6 +244,15 @@ void recompute(const Arguments& a, nlohmann::ordered_json& training, std::vector
     granularity = "full";
   }
   training["recompute_granularity"] = granularity.value_or("none");
+  if (const std::optional<std::string> modules = a.text("--recompute-modules")) {
+    if (granularity == "selective") {
+      std::istringstream words(*modules);
+      training["recompute_modules"] =
+          std::vector<std::string>(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+    } else {
+      notes.push_back("--recompute-modules without selective recompute: no effect, as in Megatron-LM");
+    }
+  }
   if (granularity != "full") return;
   const std::string method_flag = a.has("--recompute-method") ? "--recompute-method" : "--activations-checkpoint-method";
   const std::string count_flag =

@@ -97,7 +97,7 @@ const std::vector<std::string> model_keys = {
     "position_embedding", "tie_word_embeddings"};
 const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
                                                 "dtype",         "fp8_recipe",            "recompute_granularity",
-                                                "recompute_method", "recompute_num_layers",
+                                                "recompute_method", "recompute_num_layers", "recompute_modules",
                                                 "flash_attention", "train_tokens",          "moe_load_imbalance",
                                                 "capacity_factor"};
 const std::vector<std::string> parallelism_keys = {
@@ -207,6 +207,29 @@ void parse_recompute_method(JsonFields& f, TrainingConfig& t) {
   }
 }
 
+// Megatron's --recompute-modules, for selective recompute: the submodules
+// recomputed. core_attn (Megatron's default) is what selective recompute
+// simulates; an empty list recomputes nothing.
+void parse_recompute_modules(JsonFields& f, TrainingConfig& t) {
+  if (!f.has("recompute_modules")) return;
+  const std::string field = "recompute_modules";
+  if (t.recompute != Recompute::selective) f.fail(field, "only applies to recompute_granularity selective");
+  const nlohmann::json& modules = f.raw(field);
+  if (!modules.is_array()) f.fail(field, "expected a list of module names, got " + modules.dump());
+  const std::vector<std::string> known = {"core_attn", "moe_act", "layernorm", "mla_up_proj",
+                                          "mlp",       "moe",     "shared_experts"};
+  for (const nlohmann::json& module : modules) {
+    const std::string name = module.is_string() ? module.get<std::string>() : module.dump();
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      f.fail(field, "expected module names among core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
+                    "shared_experts, got " + module.dump());
+    if (name != "core_attn")
+      f.fail(field, "recomputing " + name + " is not simulated (selective recompute simulates core_attn, "
+                    "Megatron-LM's default)");
+  }
+  if (modules.empty()) t.recompute = Recompute::none;
+}
+
 TrainingConfig parse_training(const nlohmann::json& document, const std::string& file) {
   JsonFields f(document, file, "training.");
   TrainingConfig t;
@@ -222,6 +245,7 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   const std::string recompute = f.choice("recompute_granularity", {"none", "selective", "full"}).value_or("none");
   t.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
   parse_recompute_method(f, t);
+  parse_recompute_modules(f, t);
   t.flash_attention = f.boolean("flash_attention").value_or(true);
   t.train_tokens = f.number("train_tokens", 1).value_or(0);
   t.moe_load_imbalance = f.number("moe_load_imbalance", 1).value_or(1);

@@ -262,9 +262,13 @@ private:
                                        "pipeline_model_parallel_layout"});
         if (!fixed("schedule")) cleared.push_back("schedule");
       }
-      // Full recompute in the grid is every layer's, unless the grid varies the method or its layers too.
-      if (d.key == "recompute_granularity" && !given_.count("recompute_method") && !given_.count("recompute_num_layers"))
-        cleared.insert(cleared.end(), {"recompute_method", "recompute_num_layers"});
+      // The grid's selective recompute is Megatron's default (core_attn), its
+      // full recompute every layer's, unless the grid varies the method or its layers too.
+      if (d.key == "recompute_granularity") {
+        cleared.push_back("recompute_modules");
+        if (!given_.count("recompute_method") && !given_.count("recompute_num_layers"))
+          cleared.insert(cleared.end(), {"recompute_method", "recompute_num_layers"});
+      }
     }
     for (const char* section : {"model", "training", "parallelism", "cluster"})
       if (doc.contains(section) && doc[section].is_object())
