@@ -227,6 +227,101 @@ TEST(LatentAttention, TensorParallelismSplitsHeadsNotTheDownProjections) {
   EXPECT_EQ(gathered, (std::multiset<double>{4096.0 * 1536, 4096.0 * 512, 4096.0 * 64 * 2, 4096.0 * 7168}));
 }
 
+// Selective recompute's modules (Megatron's recompute_modules) on DeepSeek-V3
+// (fp8: the linears keep 1-byte casts of their inputs, the rest is bf16), one
+// GPU, 4096 tokens: each module's ops run again before the backward (in fp8
+// with the casts before their GEMMs), and the tensors it discards are no
+// longer counted, by hand: mlp (dense layers) fc1's and fc2's inputs and the
+// SwiGLU's; moe_act (MoE layers) the experts' fc2 input; layernorm the input
+// norm's output (the down-projections' input) and, in MoE layers, the
+// pre-MLP norm's (the router's bf16 input, the shared expert's); mla_up_proj
+// the normed latents and Q, K, V.
+TEST(SelectiveRecompute, EachModuleRecomputesItsOpsAndDropsTheTensorsItDiscards) {
+  auto workload = [](const std::string& modules) {
+    return build_workload(load_scenario(
+        "deepseek-v3-2048xh800", {"num_gpus=1", "pipeline_model_parallel_size=1", "expert_model_parallel_size=1",
+                                  "global_batch_size=1", "recompute_granularity=selective",
+                                  "recompute_modules=" + modules}));
+  };
+  const Workload none = workload("[]");
+  const double tokens = 4096, hidden = 7168, bf16 = 2, fp8 = 1;
+  const double expert_rows = tokens * 8;  // top-8 over 256 balanced experts, all on this GPU
+  const double q_k_v = tokens * (128 * 192 + 128 * 192 + 128 * 128) * bf16, latents = tokens * (1536 + 512) * fp8;
+  struct Case {
+    std::string module;
+    std::vector<std::string> dense_ops, moe_ops;  // recomputed
+    double dense_saved, moe_saved;                // bytes
+  };
+  const Case cases[] = {
+      {"mlp",
+       {"ln2", "fc1_input_cast", "fc1", "swiglu", "fc2_input_cast", "fc2"},
+       {},
+       tokens * hidden * fp8 + tokens * 18432 * fp8 + tokens * 2 * 18432 * bf16,
+       0},
+      {"moe_act", {}, {"expert_swiglu"}, 0, expert_rows * 2048 * fp8},
+      {"layernorm", {"ln1"}, {"ln1", "ln2"}, tokens * hidden * fp8, tokens * hidden * (fp8 + bf16 + fp8)},
+      {"mla_up_proj",
+       {"q_up_input_cast", "q_up", "kv_up_input_cast", "kv_up"},
+       {"q_up_input_cast", "q_up", "kv_up_input_cast", "kv_up"},
+       q_k_v + latents,
+       q_k_v + latents},
+  };
+  auto names = [](const Pass& pass) {
+    std::vector<std::string> out;
+    for (const Op& op : pass.ops) out.push_back(op.name);
+    return out;
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.module);
+    const Workload w = workload("[\"" + c.module + "\"]");
+    EXPECT_EQ(names(w.dense_layer.recompute), c.dense_ops);
+    EXPECT_EQ(names(w.layer.recompute), c.moe_ops);
+    EXPECT_DOUBLE_EQ(none.dense_layer.activation_bytes - w.dense_layer.activation_bytes, c.dense_saved);
+    EXPECT_DOUBLE_EQ(none.layer.activation_bytes - w.layer.activation_bytes, c.moe_saved);
+    // The recomputed ops as the forward runs them.
+    for (const Op& op : w.layer.recompute.ops) {
+      EXPECT_DOUBLE_EQ(op.flops, op_named(w.layer.forward, op.name).flops) << op.name;
+      EXPECT_DOUBLE_EQ(op.bytes, op_named(w.layer.forward, op.name).bytes) << op.name;
+    }
+  }
+  // Together: the sum of each's.
+  const Workload all = workload(R"(["core_attn", "mlp", "moe_act", "layernorm", "mla_up_proj"])");
+  const Workload core_attn = workload(R"(["core_attn"])");
+  double dense_saved = 0, moe_saved = 0;
+  for (const Case& c : cases) dense_saved += c.dense_saved, moe_saved += c.moe_saved;
+  EXPECT_DOUBLE_EQ(core_attn.layer.activation_bytes - all.layer.activation_bytes, moe_saved);
+  EXPECT_DOUBLE_EQ(core_attn.dense_layer.activation_bytes - all.dense_layer.activation_bytes, dense_saved);
+}
+
+// Under TP 2 with sequence parallelism a recomputed module issues its
+// collectives again: the MLP gathers its input (fp8, for fc1) and
+// reduce-scatters its output (bf16); the up-projections gather the two
+// latents (fp8) and the rotary key (bf16). The norms issue none.
+TEST(SelectiveRecompute, RecomputedModulesIssueTheirCollectivesAgain) {
+  auto recompute = [](const std::string& modules) {
+    return build_workload(load_scenario("deepseek-v3-2048xh800",
+                                        {"num_gpus=2", "tensor_model_parallel_size=2", "sequence_parallel=true",
+                                         "pipeline_model_parallel_size=1", "expert_model_parallel_size=1",
+                                         "global_batch_size=1", "recompute_granularity=selective",
+                                         "recompute_modules=" + modules}))
+        .dense_layer.recompute.tp;
+  };
+  auto kinds = [](const std::vector<TpCollectives>& tp) {
+    std::multiset<std::pair<TaskKind, double>> out;
+    for (const TpCollectives& c : tp) out.insert({c.kind, c.bytes});
+    return out;
+  };
+  const double tokens = 4096;
+  EXPECT_EQ(kinds(recompute(R"(["mlp"])")),
+            (std::multiset<std::pair<TaskKind, double>>{{TaskKind::ALLGATHER, tokens * 7168},
+                                                         {TaskKind::REDUCESCATTER, tokens * 7168 * 2}}));
+  EXPECT_EQ(kinds(recompute(R"(["mla_up_proj"])")),
+            (std::multiset<std::pair<TaskKind, double>>{{TaskKind::ALLGATHER, tokens * 1536},
+                                                         {TaskKind::ALLGATHER, tokens * 512},
+                                                         {TaskKind::ALLGATHER, tokens * 64 * 2}}));
+  EXPECT_TRUE(recompute(R"(["layernorm"])").empty());
+}
+
 TEST(H800, IsAnH100SxmWithItsOwnNameAndTopology) {
   const auto find = [](const std::string& name) {
     for (const GpuSpec& gpu : builtin_gpus())
@@ -256,6 +351,9 @@ TEST(DeepSeekScenario, BuildsAsTheReportStatesIt) {
   EXPECT_EQ(s.parallel.data, 128);
   EXPECT_EQ(s.parallel.zero_stage, 1);
   EXPECT_EQ(s.training.dtype, Dtype::fp8);
+  // Its recompute of RMSNorms, MLA up-projections and the MoE SwiGLU output (sections 3.2.3, 3.3.2).
+  EXPECT_TRUE(s.training.recomputes("layernorm") && s.training.recomputes("mla_up_proj") &&
+              s.training.recomputes("moe_act") && !s.training.recomputes("core_attn"));
   EXPECT_EQ(s.micro_batches(), 120);
   const Workload w = build_workload(s);
   EXPECT_EQ(w.tokens_per_step, 15360.0 * 4096);

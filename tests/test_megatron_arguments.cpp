@@ -245,16 +245,19 @@ TEST(FromMegatron, BlockRecomputeBecomesTheScenariosRecomputeMethod) {
 }
 
 // --recompute-modules: the scenario's recompute_modules under selective
-// recompute, core_attn simulated and any other module refused naming it;
-// without selective recompute it has no effect, as in Megatron-LM.
+// recompute (moe refused, naming it); without selective recompute it has no
+// effect, as in Megatron-LM.
 TEST(FromMegatron, RecomputeModulesBecomeTheScenariosField) {
   const std::string selective = "--global-batch-size 16 --recompute-granularity selective ";
   const Converted core_attn = small_model(selective + "--recompute-modules core_attn");
   ASSERT_EQ(core_attn.result.code, 0) << core_attn.result.err;
   EXPECT_EQ(core_attn.scenario["training"]["recompute_modules"], json::array({"core_attn"}));
-  const Converted more = small_model(selective + "--recompute-modules core_attn mlp");
-  EXPECT_EQ(more.result.code, 2);
-  EXPECT_THAT(more.result.err, HasSubstr("training.recompute_modules: recomputing mlp is not simulated"));
+  const Converted two = small_model(selective + "--recompute-modules core_attn mlp");
+  ASSERT_EQ(two.result.code, 0) << two.result.err;
+  EXPECT_EQ(two.scenario["training"]["recompute_modules"], json::array({"core_attn", "mlp"}));
+  const Converted moe = small_model(selective + "--recompute-modules moe");
+  EXPECT_EQ(moe.result.code, 2);
+  EXPECT_THAT(moe.result.err, HasSubstr("training.recompute_modules: recomputing moe is not simulated"));
   const Converted full = small_model("--global-batch-size 16 --recompute-granularity full --recompute-modules mlp");
   ASSERT_EQ(full.result.code, 0) << full.result.err;
   EXPECT_FALSE(full.scenario["training"].contains("recompute_modules"));

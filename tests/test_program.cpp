@@ -64,6 +64,8 @@ std::vector<Config> grid() {
   // Block recompute: the first layer of each model stage recomputed, the others kept.
   for (const std::string schedule : {"1f1b", "zb_h1"}) configs.push_back({schedule, 2, 2, 2, 0, 1, "block", true});
   configs.push_back({"interleaved_1f1b", 1, 2, 2, 2, 0, "block", false});
+  // Selective recompute of the attention core and the MLP (and its TP collectives).
+  configs.push_back({"1f1b", 2, 2, 2, 0, 1, "selective+mlp", true});
   add_uneven_interleaved_layouts(configs);
   return configs;
 }
@@ -76,6 +78,8 @@ Scenario scenario_for(const Config& c) {
   doc["parallelism"]["sequence_parallel"] = c.sequence_parallel;
   if (c.recompute == "block")
     doc["training"].update({{"recompute_granularity", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 1}});
+  else if (c.recompute == "selective+mlp")
+    doc["training"].update({{"recompute_granularity", "selective"}, {"recompute_modules", {"core_attn", "mlp"}}});
   else
     doc["training"]["recompute_granularity"] = c.recompute;
   return fixtures::scenario_from(doc);

@@ -349,9 +349,15 @@ const BadCase bad_cases[] = {
     {"recompute_module_not_simulated",
      [](json& s) {
        s["training"]["recompute_granularity"] = "selective";
-       s["training"]["recompute_modules"] = {"core_attn", "moe_act"};
+       s["training"]["recompute_modules"] = {"core_attn", "moe"};
      },
-     "training.recompute_modules", "recomputing moe_act is not simulated (selective recompute simulates core_attn"},
+     "training.recompute_modules", "recomputing moe is not simulated"},
+    {"mla_up_proj_without_latent_attention",
+     [](json& s) {
+       s["training"]["recompute_granularity"] = "selective";
+       s["training"]["recompute_modules"] = {"mla_up_proj"};
+     },
+     "training.recompute_modules", "mla_up_proj needs latent attention (model.kv_lora_rank)"},
     {"zero_stage_4", [](json& s) { s["parallelism"]["zero_stage"] = 4; }, "parallelism.zero_stage",
      "must be 0, 1, 2 or 3"},
     {"negative_zero_stage", [](json& s) { s["parallelism"]["zero_stage"] = -1; }, "parallelism.zero_stage",

@@ -651,6 +651,35 @@ double mlp_activation_input_bytes(const Shard& x) {
          probabilities;
 }
 
+// What selective recompute's modules (Megatron's recompute_modules) leave
+// unstored, the tensors layer_activation_bytes counts: mlp, a dense MLP's
+// internals (its input, the pre-MLP norm's, stays); moe_act, the routed
+// experts' activation output (fc2's input; in fp8 training Megatron has fc2
+// keep the original instead of its cast, and discards it); layernorm, the
+// outputs of the norms Transformer Engine does not fuse into the linear
+// after them (latent attention's input norm: the down-projections' input;
+// an MoE layer's pre-MLP norm: the router's and the shared experts' input);
+// mla_up_proj, the up-projections' inputs (the normed latents) and their
+// outputs, the attention's Q, K and V (the latents before their norms stay,
+// the checkpoint's inputs).
+double recomputed_module_bytes(const Shard& x, const TrainingConfig& training) {
+  const double e = x.linear_operand_bytes();
+  const double norm_output = double(x.local_tokens()) * x.hidden * e;  // as the linear after a norm keeps it
+  double bytes = 0;
+  if (training.recomputes("mlp") && !x.moe())
+    bytes += norm_output + double(x.tokens()) * x.ffn * e + mlp_activation_input_bytes(x);
+  if (training.recomputes("moe_act") && x.moe()) bytes += double(x.rank_expert_rows()) * x.expert_ffn * e;
+  if (training.recomputes("layernorm")) {
+    if (x.latent_attention()) bytes += norm_output;
+    if (x.moe())
+      bytes += double(x.router_tokens()) * x.hidden * x.element_bytes +
+               (x.shared_ffn ? double(x.tokens()) * x.hidden * e : 0);
+  }
+  if (training.recomputes("mla_up_proj") && x.latent_attention())
+    bytes += x.qkv_bytes() + double(x.local_tokens()) * x.latent_width() * e;
+  return bytes;
+}
+
 // Korthikanti et al. 2022 (sbh(10 + 24/t + 5as/(ht)), 34sbh/t with sequence
 // parallelism), generalised to GQA and SwiGLU.
 double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
@@ -661,7 +690,7 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   const double dropout_masks = 2 * local_tokens * x.hidden * kMaskBytes;
   const double qkv_outputs = x.qkv_bytes();
   const double mlp_activation_inputs = mlp_activation_input_bytes(x);
-  const bool scores_stored = !training.flash_attention && training.recompute == Recompute::none;
+  const bool scores_stored = !training.flash_attention && !training.recomputes("core_attn");
   // Softmax output, dropout mask and dropout output.
   const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.element_bytes + kMaskBytes)
                                       : 0;
@@ -670,13 +699,49 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   const double fp8_attention_output =
       x.fp8 && training.flash_attention ? double(x.tokens()) * x.o_width() * x.element_bytes : 0;
   return linear_input_bytes(x) + norm_inputs + dropout_masks + qkv_outputs + mlp_activation_inputs + scores +
-         fp8_attention_output;
+         fp8_attention_output - recomputed_module_bytes(x, training);
+}
+
+// The name of a step's op or GEMM.
+const std::string& step_name(const Step& step) {
+  return std::visit([](const auto& s) -> const std::string& { return s.name; }, step);
+}
+
+// What selective recompute runs again before the backward: its modules'
+// ops (recomputed_module_bytes says which), with the collectives they issue.
+Pass selective_recompute(const Shard& x, const TrainingConfig& training, const std::vector<Step>& steps,
+                         const std::vector<Step>& core) {
+  Pass pass, unused;
+  const auto rerun = [&](const std::vector<std::string>& names) {
+    for (const Step& step : steps)
+      if (std::find(names.begin(), names.end(), step_name(step)) != names.end()) add_forward(step, x.element_bytes, pass);
+  };
+  if (training.recomputes("core_attn")) {
+    for (const Step& step : core) add_forward(step, x.element_bytes, pass);
+    add_cp_exchange(x, pass, false);  // recomputed attention gathers K/V again
+  }
+  if (training.recomputes("layernorm")) {
+    if (x.latent_attention()) rerun({"ln1"});
+    if (x.moe()) rerun({"ln2"});
+  }
+  if (training.recomputes("mla_up_proj") && x.latent_attention()) {
+    rerun({"q_up", "q_proj", "kv_up"});
+    add_latent_attention_collectives(x, pass, unused);
+  }
+  if (training.recomputes("mlp") && !x.moe()) {
+    rerun({"ln2", "fc1", "swiglu", "gelu", "fc2"});
+    add_tp_boundary(TpBoundary::enter, 1, x, Linears::transformer_engine, pass, unused);
+    add_tp_boundary(TpBoundary::leave, 1, x, Linears::transformer_engine, pass, unused);
+  }
+  if (training.recomputes("moe_act") && x.moe()) rerun({"expert_swiglu", "expert_gelu"});
+  return pass;
 }
 
 UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
   const std::vector<Step> core = attention_core(x, training.flash_attention);
+  const std::vector<Step> steps = layer_steps(x, core);
   UnitWork work;
-  add_passes(layer_steps(x, core), x.element_bytes, work);
+  add_passes(steps, x.element_bytes, work);
   const double vector_parameters = layer_vector_parameters(x);
   work.backward_weight.ops.push_back(
       memory_op("norm_bias_wgrad", int64_t(vector_parameters), kGradAccumulateBytes));
@@ -689,10 +754,7 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
   if (x.moe()) add_moe_collectives(x, work.forward, work.backward_input);
   add_cp_exchange(x, work.forward, false);
   add_cp_exchange(x, work.backward_input, true);
-  if (training.recompute == Recompute::selective) {
-    work.recompute = forward_pass(core, x.element_bytes);
-    add_cp_exchange(x, work.recompute, false);  // recomputed attention gathers K/V again
-  }
+  if (training.recompute == Recompute::selective) work.recompute = selective_recompute(x, training, steps, core);
   if (training.recompute == Recompute::full) work.recompute = work.forward;
   work.parameters = layer_parameters(x);
   work.expert_parameters = layer_expert_parameters(x);

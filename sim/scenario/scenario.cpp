@@ -208,11 +208,12 @@ void parse_recompute_method(JsonFields& f, TrainingConfig& t) {
 }
 
 // Megatron's --recompute-modules, for selective recompute: the submodules
-// recomputed. core_attn (Megatron's default) is what selective recompute
-// simulates; an empty list recomputes nothing.
+// recomputed (core_attn, Megatron's default, when not given); an empty list
+// recomputes nothing. moe and shared_experts (whole MoE layers or shared
+// experts checkpointed) are not simulated.
 void parse_recompute_modules(JsonFields& f, TrainingConfig& t) {
-  if (!f.has("recompute_modules")) return;
   const std::string field = "recompute_modules";
+  if (!f.has(field)) return;
   if (t.recompute != Recompute::selective) f.fail(field, "only applies to recompute_granularity selective");
   const nlohmann::json& modules = f.raw(field);
   if (!modules.is_array()) f.fail(field, "expected a list of module names, got " + modules.dump());
@@ -223,9 +224,10 @@ void parse_recompute_modules(JsonFields& f, TrainingConfig& t) {
     if (std::find(known.begin(), known.end(), name) == known.end())
       f.fail(field, "expected module names among core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
                     "shared_experts, got " + module.dump());
-    if (name != "core_attn")
-      f.fail(field, "recomputing " + name + " is not simulated (selective recompute simulates core_attn, "
-                    "Megatron-LM's default)");
+    if (name == "moe" || name == "shared_experts")
+      f.fail(field, "recomputing " + name + " is not simulated");
+    if (std::find(t.recompute_modules.begin(), t.recompute_modules.end(), name) == t.recompute_modules.end())
+      t.recompute_modules.push_back(name);
   }
   if (modules.empty()) t.recompute = Recompute::none;
 }
@@ -504,6 +506,12 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
     fail("parallelism.grad_reduce_in_bf16", "is for bf16 or fp8 training, not fp16");
   if (t.dtype == Dtype::fp8 && s.cluster.gpu.peak_fp8_flops == 0)
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
+  // As Megatron-LM checks them.
+  if (t.recomputes("mla_up_proj") && !m.has_latent_attention())
+    fail("training.recompute_modules", "mla_up_proj needs latent attention (model.kv_lora_rank)");
+  for (const std::string module : {"moe_act", "layernorm"})
+    if (t.recomputes(module) && t.dtype == Dtype::fp8 && t.fp8_recipe == Fp8Recipe::delayed)
+      fail("training.recompute_modules", module + " is not recomputed under fp8 delayed scaling, as in Megatron-LM");
 }
 
 // Divisibility rules of Megatron-LM, then the size limits

@@ -2,6 +2,7 @@
 // A scenario: the model, how it is trained, how it is parallelised, and on
 // which cluster. Field names follow Megatron-LM (parallelism, batch) and
 // Hugging Face config.json (model), so users can paste what they already have.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +72,17 @@ struct TrainingConfig {
   // (pipeline chunk) are recomputed, the others keep their activations.
   // 0: the uniform method, every layer recomputed from its own input.
   int64_t recompute_block_layers = 0;
+  // Selective recompute's submodules, by Megatron's names (--recompute-modules):
+  // core_attn (the default, when empty), mlp (a dense layer's MLP), moe_act
+  // (the routed experts' activation), layernorm (the norms outside
+  // Transformer Engine's fused linears: latent attention's input norm, an MoE
+  // layer's pre-MLP norm), mla_up_proj (latent attention's up-projections).
+  std::vector<std::string> recompute_modules;
+  bool recomputes(const std::string& module) const {
+    if (recompute != Recompute::selective) return false;
+    if (recompute_modules.empty()) return module == "core_attn";
+    return std::find(recompute_modules.begin(), recompute_modules.end(), module) != recompute_modules.end();
+  }
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // fp8 training only
   bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
   double train_tokens = 0;      // the whole run's token budget (0: not given)
