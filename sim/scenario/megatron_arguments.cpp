@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <iterator>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
@@ -138,16 +136,24 @@ public:
     if (!value) return std::nullopt;
     return integer_of(flag, *value, at_least);
   }
-  // A list flag's integers.
-  std::optional<std::vector<int64_t>> integers(const std::string& flag) const {
+  // A list flag's values.
+  std::optional<std::vector<std::string>> words(const std::string& flag) const {
     const std::optional<std::string> value = text(flag);
     if (!value) return std::nullopt;
-    std::vector<int64_t> numbers;
+    std::vector<std::string> values;
     for (size_t start = 0; start < value->size();) {
       const size_t end = std::min(value->find(' ', start), value->size());
-      numbers.push_back(integer_of(flag, value->substr(start, end - start), 1));
+      values.push_back(value->substr(start, end - start));
       start = end + 1;
     }
+    return values;
+  }
+  // A list flag's integers.
+  std::optional<std::vector<int64_t>> integers(const std::string& flag) const {
+    const std::optional<std::vector<std::string>> values = words(flag);
+    if (!values) return std::nullopt;
+    std::vector<int64_t> numbers;
+    for (const std::string& word : *values) numbers.push_back(integer_of(flag, word, 1));
     return numbers;
   }
   int64_t integer_of(const std::string& flag, const std::string& word, int64_t at_least) const {
@@ -244,11 +250,9 @@ void recompute(const Arguments& a, nlohmann::ordered_json& training, std::vector
     granularity = "full";
   }
   training["recompute_granularity"] = granularity.value_or("none");
-  if (const std::optional<std::string> modules = a.text("--recompute-modules")) {
+  if (const std::optional<std::vector<std::string>> modules = a.words("--recompute-modules")) {
     if (granularity == "selective") {
-      std::istringstream words(*modules);
-      training["recompute_modules"] =
-          std::vector<std::string>(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+      training["recompute_modules"] = *modules;
     } else {
       notes.push_back("--recompute-modules without selective recompute: no effect, as in Megatron-LM");
     }

@@ -221,9 +221,11 @@ void parse_recompute_modules(JsonFields& f, TrainingConfig& t) {
                                           "mlp",       "moe",     "shared_experts"};
   for (const nlohmann::json& module : modules) {
     const std::string name = module.is_string() ? module.get<std::string>() : module.dump();
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      f.fail(field, "expected module names among core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
-                    "shared_experts, got " + module.dump());
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      f.fail(field, "expected module names among " + names + ", got " + module.dump());
+    }
     if (name == "moe" || name == "shared_experts")
       f.fail(field, "recomputing " + name + " is not simulated");
     if (std::find(t.recompute_modules.begin(), t.recompute_modules.end(), name) == t.recompute_modules.end())
