@@ -26,8 +26,7 @@ double vector_bytes(const std::vector<T>& v) {
 
 // The arrays that grow with the tasks: the tasks, their dependencies, the ranks' lists.
 double task_array_bytes(const Program& p) {
-  double bytes = vector_bytes(p.tasks) + vector_bytes(p.dep_begin) + vector_bytes(p.dep_ids) +
-                 vector_bytes(p.rank_begin) + vector_bytes(p.issue_order) + vector_bytes(p.recorded_names);
+  double bytes = static_cast<double>(p.tasks.bytes()) + vector_bytes(p.recorded_names);
   for (const std::string& name : p.recorded_names) bytes += name.capacity();
   return bytes;
 }
@@ -46,13 +45,15 @@ double program_bytes(const Program& p) {
 
 void print_program(const Program& p, double build_seconds) {
   const double tasks = static_cast<double>(p.tasks.size());
-  const double dependency_bytes = vector_bytes(p.dep_begin) + vector_bytes(p.dep_ids);
+  const double stored = static_cast<double>(p.tasks.stored_tasks());
+  const double table_bytes = static_cast<double>(p.tasks.bytes());
   std::printf("ranks               %d\n", p.world_size);
-  std::printf("tasks               %zu (%.2f dependencies each)\n", p.tasks.size(), p.dep_ids.size() / tasks);
+  std::printf("tasks               %zu, %zu of them stored (%.2f dependencies each)\n", p.tasks.size(),
+              p.tasks.stored_tasks(), static_cast<double>(p.tasks.stored_deps()) / stored);
   std::printf("program build       %.2f s\n", build_seconds);
-  std::printf("bytes per task      %.1f (Task %zu, dependencies %.1f, timing %zu)\n",
-              sizeof(simtrain::Task) + dependency_bytes / tasks + sizeof(simtrain::TaskTiming), sizeof(simtrain::Task),
-              dependency_bytes / tasks, sizeof(simtrain::TaskTiming));
+  std::printf("bytes per task      %.1f (task table %.1f: a stored task %zu and its dependencies %.1f; timing %zu)\n",
+              table_bytes / tasks + sizeof(simtrain::TaskTiming), table_bytes / tasks, sizeof(simtrain::Task),
+              static_cast<double>(p.tasks.dependency_bytes()) / stored, sizeof(simtrain::TaskTiming));
   std::printf("program memory      %.0f MiB (%.0f MiB of it in arrays per task)\n", program_bytes(p) / (1 << 20),
               task_array_bytes(p) / (1 << 20));
 }

@@ -21,7 +21,7 @@ TEST(TaskPredecessors, AreTheDependenciesThenTheTaskBeforeOnTheStream) {
     std::map<Stream, int> previous;  // the last task on each stream
     for (int id : program.rank_tasks(rank)) {
       const Task& t = program.tasks[id];
-      const std::span<const int> deps = program.deps(t);
+      const TaskDeps deps = program.deps(t);
       std::vector<int> expected(deps.begin(), deps.end());
       if (t.kind != TaskKind::RECV || is_posted_in_order(t)) {  // a passive (eager) RECV is on no stream's order
         if (const auto last = previous.find(t.stream); last != previous.end()) expected.push_back(last->second);

@@ -657,7 +657,7 @@ TEST(Lowering, TheProgramNumbersEachRanksListInOrder) {
       unnumbered.id = task.id, unnumbered.work = task.work;  // set when numbered
       EXPECT_EQ(task_name(program, task), task_name(program, unnumbered));
       if (task.kind == TaskKind::RECV) continue;  // its one dependency is on another rank
-      const std::span<const int> deps = program.deps(task);
+      const TaskDeps deps = program.deps(task);
       ASSERT_EQ(deps.size(), lowered.tasks[i].deps.size());
       for (size_t d = 0; d < deps.size(); ++d)
         EXPECT_EQ(deps[d], program.rank_tasks(rank)[index_of(lowered, lowered.tasks[i].deps[d])]);

@@ -383,7 +383,7 @@ nlohmann::json with_overlapped_exchange(nlohmann::json doc) {
 }
 
 // The compute task an all-to-all belongs to: the last F or B before it in the rank's list.
-const Task& compute_before(const Program& p, const RankTaskIds& ids, size_t i) {
+Task compute_before(const Program& p, const RankTaskIds& ids, size_t i) {
   while (i-- > 0)
     if (is_model_pass(p.tasks[ids[i]].kind)) return p.tasks[ids[i]];
   throw std::runtime_error("an all-to-all before any compute");
@@ -405,7 +405,7 @@ TEST(Moe, OverlappedExchangesAreTheOnesOfTheOneFOneBPhase) {
     const RankTaskIds ids = p.rank_tasks(rank);
     for (size_t i = 0; i < ids.size(); ++i)
       if (p.tasks[ids[i]].kind == TaskKind::ALLTOALL) {
-        const Task& compute = compute_before(p, ids, i);
+        const Task compute = compute_before(p, ids, i);
         streams_of[{compute.kind, int(compute.microbatch)}].insert(p.tasks[ids[i]].stream);
       }
     return streams_of;

@@ -141,16 +141,14 @@ TEST(Program, EstimatedTasksBoundTheProgram) {
 
 // limits::program_bytes_per_task, which check_limits multiplies the
 // estimated tasks by, bounds what each task of a built Program takes: its
-// Task, its dependency ids and its TaskTiming.
+// share of the task table and its TaskTiming.
 TEST(Program, BytesPerTaskWithinTheLimitsConstant) {
   const Scenario scenarios[] = {load_scenario("tiny-4gpu"),
                                 load_scenario("gpt3-175b-1024xh100", {"cluster.num_gpus=64"})};  // DP 1
   for (const Scenario& s : scenarios) {
     const Program program = build_program(s, build_workload(s));
     const double tasks = static_cast<double>(program.tasks.size());
-    const double dependency_bytes = static_cast<double>(program.dep_ids.capacity() * sizeof(int32_t) +
-                                                        program.dep_begin.capacity() * sizeof(int32_t));
-    const double bytes_per_task = sizeof(Task) + dependency_bytes / tasks + sizeof(TaskTiming);
+    const double bytes_per_task = static_cast<double>(program.tasks.bytes()) / tasks + sizeof(TaskTiming);
     SCOPED_TRACE(s.name + ": " + std::to_string(bytes_per_task) + " bytes per task");
     EXPECT_LE(bytes_per_task, limits::program_bytes_per_task);
   }

@@ -1,6 +1,7 @@
 // build_program lowers the first rank of each pipeline coordinate and
-// translates its list to the others (sim/program/rank_translation.hpp): the
-// Program must be the one lowering every rank gives, field for field.
+// translates its list to the others (sim/program/rank_translation.hpp),
+// storing the lowered lists only (sim/program/task_table.hpp): the Program
+// must be the one lowering every rank gives, field for field.
 #include <gtest/gtest.h>
 
 #include "sim/program/program_builder.hpp"
@@ -16,20 +17,43 @@ auto fields(const Task& t) {
                     t.bytes, t.stream, t.kind, t.dim, t.part_of_stage, t.backward, t.joins_batch);
 }
 
+void expect_same_program(const Program& built, const Program& full) {
+  ASSERT_EQ(built.tasks.size(), full.tasks.size());
+  for (size_t i = 0; i < full.tasks.size(); ++i) {
+    const int id = static_cast<int>(i);
+    ASSERT_EQ(fields(built.tasks[id]), fields(full.tasks[id])) << task_name(full, full.tasks[id]);
+    ASSERT_TRUE(std::ranges::equal(built.deps(id), full.deps(id))) << task_name(full, full.tasks[id]);
+  }
+  ASSERT_EQ(built.rank_lists(), full.rank_lists());
+  for (int rank = 0; rank < full.rank_lists(); ++rank)
+    EXPECT_TRUE(std::ranges::equal(built.rank_tasks(rank), full.rank_tasks(rank))) << "rank " << rank;
+  ASSERT_EQ(built.works.size(), full.works.size());
+  for (size_t w = 0; w < full.works.size(); ++w) EXPECT_EQ(built.works[w].name, full.works[w].name);
+}
+
+// The Program as built (the first rank of each pipeline coordinate stored,
+// the others read from it translated), and with every rank's list stored,
+// translated in the numbering, is the one lowering every rank gives.
 void expect_lowered_in_full(const Scenario& scenario, const std::string& what) {
   SCOPED_TRACE(what);
   const Workload workload = build_workload(scenario);
-  const Program translated = build_program(scenario, workload);
   const Program full = build_program(scenario, workload, {.lower_every_rank = true});
-  ASSERT_EQ(translated.tasks.size(), full.tasks.size());
-  for (size_t i = 0; i < full.tasks.size(); ++i) {
-    ASSERT_EQ(fields(translated.tasks[i]), fields(full.tasks[i])) << task_name(full, full.tasks[i]);
-    ASSERT_TRUE(std::ranges::equal(translated.deps(static_cast<int>(i)), full.deps(static_cast<int>(i))))
-        << task_name(full, full.tasks[i]);
+  {
+    SCOPED_TRACE("as built");
+    const Program built = build_program(scenario, workload);
+    expect_same_program(built, full);
+    size_t stored = 0;
+    for (int rank = 0; rank < built.world_size; ++rank) {
+      const int source = built.tasks.source_rank(rank);
+      if (source == rank) stored += built.rank_tasks(rank).size();
+      else EXPECT_EQ(built.coords[source].pp, built.coords[rank].pp) << "rank " << rank << " reads " << source;
+    }
+    EXPECT_EQ(built.tasks.stored_tasks(), stored);
   }
-  EXPECT_EQ(translated.rank_begin, full.rank_begin);
-  ASSERT_EQ(translated.works.size(), full.works.size());
-  for (size_t w = 0; w < full.works.size(); ++w) EXPECT_EQ(translated.works[w].name, full.works[w].name);
+  {
+    SCOPED_TRACE("every rank stored");
+    expect_same_program(build_program(scenario, workload, {.store_every_rank = true}), full);
+  }
 }
 
 nlohmann::json with(nlohmann::json doc, const nlohmann::json& parallelism) {
@@ -69,6 +93,18 @@ TEST(RankTranslation, CoversShippedScenarios) {
   expect_lowered_in_full(load_scenario("megatron-18.4b-256xa100"), "megatron-18.4b");
   expect_lowered_in_full(load_scenario("mixtral-8x7b-64xh100"), "mixtral-8x7b (expert parallelism)");
   expect_lowered_in_full(load_scenario("qwen3-30b-a3b-16xh100"), "qwen3-30b-a3b (expert parallelism, interleaved)");
+}
+
+TEST(RankTranslation, StoresTheFirstRankOfEachPipelineCoordinateOnly) {
+  const Scenario scenario = load_scenario("gpt3-175b-1024xh100", {"cluster.num_gpus=128"});  // TP8 PP8 DP2
+  const Program program = build_program(scenario, build_workload(scenario));
+  size_t stored = 0;
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    const int first = program.coords[rank].pp * program.world_size / program.pipeline_size;
+    EXPECT_EQ(program.tasks.source_rank(rank), first) << "rank " << rank;
+    if (rank == first) stored += program.rank_tasks(rank).size();
+  }
+  EXPECT_EQ(program.tasks.stored_tasks(), stored);
 }
 
 TEST(RankTranslation, JoinsRanksOfOnePipelineCoordinateOnly) {

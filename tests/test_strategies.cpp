@@ -101,10 +101,10 @@ Scenario with_parallelism(int tp, int pp, int dp, const json& parallelism, int l
 
 Program program_of(const Scenario& s) { return build_program(s, build_workload(s)); }
 
-std::vector<const Task*> tasks_of(const Program& p, int rank, TaskKind kind) {
-  std::vector<const Task*> found;
+std::vector<Task> tasks_of(const Program& p, int rank, TaskKind kind) {
+  std::vector<Task> found;
   for (int id : p.rank_tasks(rank))
-    if (p.tasks[id].kind == kind) found.push_back(&p.tasks[id]);
+    if (p.tasks[id].kind == kind) found.push_back(p.tasks[id]);
   return found;
 }
 
@@ -122,10 +122,10 @@ TEST(ParameterServer, EachBucketIsPushedThenPulled) {
   const auto pushes = tasks_of(p, 0, TaskKind::REDUCESCATTER), pulls = tasks_of(p, 0, TaskKind::ALLGATHER);
   ASSERT_FALSE(pushes.empty());
   ASSERT_EQ(pushes.size(), pulls.size());
-  EXPECT_THAT(task_name(p, *pushes[0]), HasSubstr("push ps"));
-  EXPECT_THAT(task_name(p, *pulls[0]), HasSubstr("pull ps"));
-  EXPECT_EQ(fixtures::deps_of(p, *pulls[0]), std::vector<int>{pushes[0]->id});
-  EXPECT_EQ(p.groups[pushes[0]->group].servers, 2);
+  EXPECT_THAT(task_name(p, pushes[0]), HasSubstr("push ps"));
+  EXPECT_THAT(task_name(p, pulls[0]), HasSubstr("pull ps"));
+  EXPECT_EQ(fixtures::deps_of(p, pulls[0]), std::vector<int>{pushes[0].id});
+  EXPECT_EQ(p.groups[pushes[0].group].servers, 2);
   const Simulation sim = simulate(s);
   EXPECT_GT(sim.timeline.step_seconds, 0);
   bool server_link_busy = false;
@@ -138,11 +138,11 @@ TEST(DpSync, TreeAndRingAreStatedOnTheGroup) {
     const Program p = program_of(with_parallelism(1, 1, 4, {{"dp_sync", algorithm}}));
     const auto reductions = tasks_of(p, 0, TaskKind::ALLREDUCE);
     ASSERT_FALSE(reductions.empty());
-    EXPECT_EQ(p.groups[reductions[0]->group].allreduce_algorithm, parse_allreduce_algorithm(algorithm));
-    EXPECT_THAT(task_name(p, *reductions[0]), HasSubstr(algorithm));
+    EXPECT_EQ(p.groups[reductions[0].group].allreduce_algorithm, parse_allreduce_algorithm(algorithm));
+    EXPECT_THAT(task_name(p, reductions[0]), HasSubstr(algorithm));
   }
   const Program automatic = program_of(with_parallelism(1, 1, 4, json::object()));
-  EXPECT_EQ(automatic.groups[tasks_of(automatic, 0, TaskKind::ALLREDUCE)[0]->group].allreduce_algorithm, std::nullopt);
+  EXPECT_EQ(automatic.groups[tasks_of(automatic, 0, TaskKind::ALLREDUCE)[0].group].allreduce_algorithm, std::nullopt);
 }
 
 TEST(DpSync, HierarchicalReducesWithinNodesThenAcrossThem) {
@@ -155,11 +155,11 @@ TEST(DpSync, HierarchicalReducesWithinNodesThenAcrossThem) {
   ASSERT_EQ(scatters.size(), reduces.size());
   ASSERT_EQ(scatters.size(), gathers.size());
   for (size_t i = 0; i < scatters.size(); ++i) {
-    EXPECT_EQ(p.groups[scatters[i]->group].ranks.size(), 8u);
-    EXPECT_EQ(p.groups[reduces[i]->group].ranks, (std::vector<int>{0, 8}));
-    EXPECT_DOUBLE_EQ(reduces[i]->bytes, scatters[i]->bytes / 8);
-    EXPECT_EQ(fixtures::deps_of(p, *reduces[i]), std::vector<int>{scatters[i]->id});
-    EXPECT_EQ(fixtures::deps_of(p, *gathers[i]), std::vector<int>{reduces[i]->id});
+    EXPECT_EQ(p.groups[scatters[i].group].ranks.size(), 8u);
+    EXPECT_EQ(p.groups[reduces[i].group].ranks, (std::vector<int>{0, 8}));
+    EXPECT_DOUBLE_EQ(reduces[i].bytes, scatters[i].bytes / 8);
+    EXPECT_EQ(fixtures::deps_of(p, reduces[i]), std::vector<int>{scatters[i].id});
+    EXPECT_EQ(fixtures::deps_of(p, gathers[i]), std::vector<int>{reduces[i].id});
   }
   EXPECT_GT(simulate(s).timeline.step_seconds, 0);
 }
@@ -194,18 +194,18 @@ TEST(Compression, DividesDataParallelBytesAndAddsTheStatedCompute) {
   const Simulation sim = simulate(s);
   double codec_seconds = 0;
   for (const auto* tasks : {&compress, &decompress})
-    for (const Task* t : *tasks) {
-      EXPECT_EQ(t->stream, Stream::compute);
-      codec_seconds += sim.timeline.tasks[t->id].end - sim.timeline.tasks[t->id].start;
+    for (const Task& t : *tasks) {
+      EXPECT_EQ(t.stream, Stream::compute);
+      codec_seconds += sim.timeline.tasks[t.id].end - sim.timeline.tasks[t.id].start;
     }
   // Each way, every byte of uncompressed gradient costs 2 ms per GB.
   EXPECT_NEAR(codec_seconds, 2 * dp_bytes(reference, 0) * 2e-3 / 1e9, 1e-9);
   // Decompression follows its reduction, the optimizer follows every decompression.
-  const Task& optimizer = *tasks_of(p, 0, TaskKind::OPT).front();
-  for (const Task* t : decompress) {
-    EXPECT_EQ(p.tasks[p.deps(*t).front()].dim, CommDim::dp);
-    const std::span<const int> optimizer_deps = p.deps(optimizer);
-    EXPECT_NE(std::find(optimizer_deps.begin(), optimizer_deps.end(), t->id), optimizer_deps.end());
+  const Task optimizer = tasks_of(p, 0, TaskKind::OPT).front();
+  for (const Task& t : decompress) {
+    EXPECT_EQ(p.tasks[p.deps(t).front()].dim, CommDim::dp);
+    const TaskDeps optimizer_deps = p.deps(optimizer);
+    EXPECT_NE(std::find(optimizer_deps.begin(), optimizer_deps.end(), t.id), optimizer_deps.end());
   }
 }
 

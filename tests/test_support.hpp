@@ -33,7 +33,7 @@ inline std::vector<std::vector<int>> rank_task_lists(const Program& program) {
 
 // A task's dependencies, to compare with a vector.
 inline std::vector<int> deps_of(const Program& program, const Task& task) {
-  const std::span<const int> deps = program.deps(task);
+  const TaskDeps deps = program.deps(task);
   return {deps.begin(), deps.end()};
 }
 

@@ -321,8 +321,8 @@ TEST(ProgramHash, IsTheSameForTheSameProgramAndChangesWithAnyPart) {
       {"an op's FLOPs", [](Program& p) { p.works[0].ops[0].flops += 1; }},
       {"an op's shape", [](Program& p) { p.works[0].ops[0].shape[0] += 1; }},
       {"a group's ranks", [](Program& p) { std::reverse(p.groups[0].ranks.begin(), p.groups[0].ranks.end()); }},
-      {"a task's bytes", [](Program& p) { p.tasks.back().bytes += 1; }},
-      {"a task's dependencies", [](Program& p) { p.dep_ids.push_back(0), ++p.dep_begin.back(); }},
+      {"a task's bytes", [](Program& p) { p.tasks.stored(0).bytes += 1; }},
+      {"a task's dependencies", [](Program& p) { p.tasks.stored_dep(0) += 1; }},
       {"a task's name",
        [](Program& p) {
          std::vector<std::string> names;

@@ -283,8 +283,8 @@ private slots:
     document["cluster"]["kernel_profile"] = profile;
     const StepResult step = simulate_step(parse_scenario(document, "test.json", "."), {});
 
-    const std::vector<Task>& tasks = step.program.tasks;
-    const Task& forward =
+    const TaskTable& tasks = step.program.tasks;
+    const Task forward =
         *std::find_if(tasks.begin(), tasks.end(), [](const Task& t) { return t.kind == TaskKind::F; });
     int measured = 0, scaled = 0, roofline = 0;
     for (const Op& op : step.program.works[forward.work].ops) {

@@ -12,16 +12,16 @@ namespace {
 template <typename OnFlow>
 void for_each_lane_flow(const Program& prog, const Lanes& lanes, CollectivePlanCache& plans, const Task& task,
                         bool spans_lanes, OnFlow&& on_flow) {
-  const std::vector<const Task*> members = lanes.member_tasks(task);
+  const std::vector<Task> members = lanes.member_tasks(task);
   if (task.kind == TaskKind::SEND) {
-    for (const Task* mine : members) on_flow(Flow{mine->rank, mine->peer, mine->bytes}, -1 - mine->rank);
+    for (const Task& mine : members) on_flow(Flow{mine.rank, mine.peer, mine.bytes}, -1 - mine.rank);
     return;
   }
   const int lane = lanes.lane_of_rank(task.rank);
-  for (const Task* mine : members) {
-    for (const Flow& f : plans.plan(task, prog.groups[mine->group]).flows) {
+  for (const Task& mine : members) {
+    for (const Flow& f : plans.plan(task, prog.groups[mine.group]).flows) {
       const int gpu = f.src < prog.world_size ? f.src : f.dst;
-      if (!spans_lanes || lanes.lane_of_rank(gpu) == lane) on_flow(f, mine->group);
+      if (!spans_lanes || lanes.lane_of_rank(gpu) == lane) on_flow(f, mine.group);
     }
     if (!spans_lanes) break;  // one lane drives its one group's flows
   }

@@ -347,7 +347,7 @@ private:
   // its flows, so that the SENDs and RECVs of a batch proceed at once.
   void start_transfer(const Task& send) {
     const std::string name = "rank" + std::to_string(send.rank) + "-send" + std::to_string(send.id);
-    sg4::Actor::create(name, platform_.hosts[send.rank], [this, &send] {
+    sg4::Actor::create(name, platform_.hosts[send.rank], [this, send] {
       try {
         wait_until(posted_, classes_.stand_in(receive_of_send_[send.id]));
         timing_[send.id].start = sg4::Engine::get_clock();

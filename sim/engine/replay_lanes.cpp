@@ -37,10 +37,10 @@ Lanes::Lanes(const Program& program, const std::vector<double>& gpu_speed_factor
   }
 }
 
-std::vector<const Task*> Lanes::member_tasks(const Task& rep_task) const {
-  std::vector<const Task*> tasks;
+std::vector<Task> Lanes::member_tasks(const Task& rep_task) const {
+  std::vector<Task> tasks;
   const size_t position = position_in_rank(rep_task);
-  for (int member : lane_of(rep_task.rank).members) tasks.push_back(&prog_.tasks[prog_.rank_tasks(member)[position]]);
+  for (int member : lane_of(rep_task.rank).members) tasks.push_back(prog_.tasks[prog_.rank_tasks(member)[position]]);
   return tasks;
 }
 

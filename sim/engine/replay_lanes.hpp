@@ -34,7 +34,7 @@ public:
   // The representative's task that stands for task `id`.
   int representative_task(int id) const { return rep_task_[id]; }
   // The task at `rep_task`'s position on each member of its lane, the representative's own first.
-  std::vector<const Task*> member_tasks(const Task& rep_task) const;
+  std::vector<Task> member_tasks(const Task& rep_task) const;
 
 private:
   size_t position_in_rank(const Task& task) const;

@@ -108,7 +108,7 @@ void ReplicaClasses::find_replicas() {
 
 int ReplicaClasses::position_in_rank(int id) const {
   const RankTaskIds ids = prog_.rank_tasks(prog_.tasks[id].rank);
-  if (prog_.issue_order.empty()) return id - ids.front();  // a built Program's rank holds consecutive ids
+  if (prog_.tasks.numbered_rank_by_rank()) return id - ids.front();  // a built Program's rank holds consecutive ids
   return static_cast<int>(std::find(ids.begin(), ids.end(), id) - ids.begin());
 }
 

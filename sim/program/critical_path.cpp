@@ -33,7 +33,7 @@ CriticalPath walk_back(const std::vector<std::vector<int>>& before, const std::v
 std::vector<std::vector<int>> task_predecessors(const Program& program) {
   std::vector<std::vector<int>> before(program.tasks.size());
   for (const Task& t : program.tasks) {
-    const std::span<const int32_t> deps = program.deps(t);
+    const TaskDeps deps = program.deps(t);
     before[t.id].assign(deps.begin(), deps.end());
   }
   for (int rank = 0; rank < program.world_size; ++rank) {

@@ -6,44 +6,6 @@
 
 namespace simtrain {
 
-std::string to_string(CommDim dim) {
-  static const char* names[] = {"none", "tp", "pp", "dp", "ep", "cp"};
-  return names[static_cast<int>(dim)];
-}
-
-std::string to_string(Stream stream) {
-  static const char* names[] = {"compute", "p2p", "dp", "dp_gather", "tp_overlap"};
-  return names[static_cast<int>(stream)];
-}
-
-RankTaskIds Program::rank_tasks(int rank) const {
-  const int32_t begin = rank_begin.at(rank), end = rank_begin.at(rank + 1);
-  return {issue_order.empty() ? nullptr : issue_order.data(), begin, end};
-}
-
-int Program::add_task(Task task, std::span<const int32_t> task_deps) {
-  task.id = static_cast<int>(tasks.size());
-  tasks.push_back(task);
-  dep_ids.insert(dep_ids.end(), task_deps.begin(), task_deps.end());
-  dep_begin.push_back(static_cast<int32_t>(dep_ids.size()));
-  return task.id;
-}
-
-void Program::end_rank() { rank_begin.push_back(static_cast<int32_t>(tasks.size())); }
-
-void Program::set_rank_tasks(const std::vector<std::vector<int>>& ids_of_rank) {
-  rank_begin = {0};
-  issue_order.clear();
-  for (const std::vector<int>& ids : ids_of_rank) {
-    issue_order.insert(issue_order.end(), ids.begin(), ids.end());
-    rank_begin.push_back(static_cast<int32_t>(issue_order.size()));
-  }
-  bool ids_in_issue_order = true;
-  for (size_t i = 0; i < issue_order.size() && ids_in_issue_order; ++i)
-    ids_in_issue_order = issue_order[i] == static_cast<int32_t>(i);
-  if (ids_in_issue_order) issue_order.clear();
-}
-
 double Work::flops() const { return total_flops(ops); }
 double Work::bytes() const { return total_bytes(ops); }
 
@@ -106,7 +68,7 @@ nlohmann::json to_json(const Program& program) {
       if (t.joins_batch) task["joins_batch"] = true;
       if (t.group >= 0) task["group"] = t.group;
       if (t.count != 1) task["count"] = t.count;
-      const std::span<const int32_t> deps = program.deps(t);
+      const TaskDeps deps = program.deps(t);
       task["deps"] = std::vector<int>(deps.begin(), deps.end());
       tasks.push_back(std::move(task));
     }

@@ -26,9 +26,7 @@ public:
       sends += lowered.task.kind == TaskKind::SEND;
     }
     const size_t scale = 2 * static_cast<size_t>(ranks);
-    program_.tasks.reserve(first.tasks.size() * scale);
-    program_.dep_begin.reserve(first.tasks.size() * scale + 1);
-    program_.dep_ids.reserve(deps * scale);
+    program_.tasks.reserve(first.tasks.size() * scale, deps * scale);
     sends_.reserve(sends * scale);
     receives_.reserve(sends * scale);
   }
@@ -49,14 +47,14 @@ public:
       if (lowered.work) task.work = work_id(lowered.work);
       const int task_id = program_.add_task(task, deps_);
       if (task.kind == TaskKind::SEND) sends_[transfer] = task_id;
-      if (task.kind == TaskKind::RECV) receives_.emplace_back(transfer, program_.dep_begin[task_id + 1] - 1);
+      if (task.kind == TaskKind::RECV) receives_.emplace_back(transfer, program_.tasks.stored_deps() - 1);
     }
     program_.end_rank();
   }
 
   // A RECV's one dependency: its SEND, on another rank.
   void link_transfers() {
-    for (const auto& [key, dep_slot] : receives_) program_.dep_ids[dep_slot] = sends_.at(key);
+    for (const auto& [key, dep_slot] : receives_) program_.tasks.stored_dep(dep_slot) = sends_.at(key);
   }
 
 private:
@@ -73,8 +71,28 @@ private:
   std::vector<int32_t> deps_;     // of the task being numbered
   std::unordered_map<const Work*, int> work_ids_;
   std::unordered_map<uint64_t, int> sends_;
-  std::vector<std::pair<uint64_t, int32_t>> receives_;  // a RECV's transfer, and where in dep_ids its SEND goes
+  std::vector<std::pair<uint64_t, size_t>> receives_;  // a RECV's transfer, and which stored dependency its SEND is
 };
+
+// Whether every rank's list translates from its pipeline coordinate's first
+// rank's; else a hierarchical data-parallel group split over unequal nodes
+// makes some ranks' lists their own.
+bool every_rank_translates(const LoweringContext& context) {
+  for (int rank = 0; rank < context.layout.world_size(); ++rank) {
+    const int first = context.layout.rank(0, 0, context.coords[rank].pp);
+    if (rank != first && !RankTranslation::between(context, first, rank)) return false;
+  }
+  return true;
+}
+
+// Each rank's group of every kind, rank after rank (TaskTable::set_groups_of_rank).
+std::vector<int32_t> groups_of_rank(const CommGroups& groups, int ranks) {
+  std::vector<int32_t> flat;
+  flat.reserve(static_cast<size_t>(ranks) * kGroupKinds.size());
+  for (int rank = 0; rank < ranks; ++rank)
+    for (auto kind : kGroupKinds) flat.push_back((groups.*kind)[rank]);
+  return flat;
+}
 
 }  // namespace
 
@@ -90,17 +108,26 @@ Program build_program(const Scenario& scenario, const Workload& workload, Progra
   program.coords = context.coords;
   program.groups = context.groups.list;
   const auto schedule = pipeline_schedule(scenario);
+  // Where every rank translates, the Program stores the lists lowered only,
+  // one a pipeline coordinate, and the others read them translated.
+  const bool store_lowered_only =
+      !options.lower_every_rank && !options.store_every_rank && every_rank_translates(context);
+  if (store_lowered_only)
+    program.tasks.set_groups_of_rank(groups_of_rank(context.groups, program.world_size), kGroupKinds.size());
   Numbering numbering(program);
   RankTasks lowered;  // the last rank lowered in full
   for (int rank = 0; rank < program.world_size; ++rank) {
     const std::optional<RankTranslation> translation =
         rank == 0 || options.lower_every_rank ? std::nullopt : RankTranslation::between(context, lowered.rank, rank);
     if (translation) {
-      numbering.add(lowered, &*translation);
+      if (store_lowered_only)
+        program.tasks.add_translated_rank(lowered.rank);
+      else
+        numbering.add(lowered, &*translation);
       continue;
     }
     lowered = lower_rank(context, rank, schedule[context.coords[rank].pp], std::move(lowered));
-    if (rank == 0) numbering.reserve(lowered, program.world_size);
+    if (rank == 0) numbering.reserve(lowered, store_lowered_only ? program.pipeline_size : program.world_size);
     numbering.add(lowered);
   }
   numbering.link_transfers();

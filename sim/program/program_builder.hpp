@@ -15,6 +15,9 @@ struct ProgramBuildOptions {
   // and the others as translations of its list (sim/program/rank_translation.hpp):
   // the same Program, slower; for checking.
   bool lower_every_rank = false;
+  // Store every rank's list, the translated ones too, rather than the lowered
+  // ones only (sim/program/task_table.hpp): the same Program, larger; for checking.
+  bool store_every_rank = false;
 };
 
 Program build_program(const Scenario& scenario, const Workload& workload, ProgramBuildOptions options = {});

@@ -27,14 +27,14 @@ bool is_layer_collective(const Task& task) {
 // TP collective after it), a TP collective for the task before it, a RECV for
 // its SEND.
 std::optional<TaskKind> carried_pass(const Program& program, const Task& task) {
-  const Task* t = &task;
-  while (t->kind == TaskKind::SEND || t->kind == TaskKind::RECV || is_layer_collective(*t)) {
-    const std::span<const int32_t> deps = program.deps(*t);
+  Task t = task;
+  while (t.kind == TaskKind::SEND || t.kind == TaskKind::RECV || is_layer_collective(t)) {
+    const TaskDeps deps = program.deps(t);
     if (deps.empty()) return std::nullopt;
-    t = &program.tasks.at(deps.front());
+    t = program.tasks.at(deps.front());
   }
-  if (!is_model_pass(t->kind)) return std::nullopt;
-  return t->kind;
+  if (!is_model_pass(t.kind)) return std::nullopt;
+  return t.kind;
 }
 
 // A transfer's other stage: forward activations flow to the next stage,

@@ -135,8 +135,7 @@ public:
     step.source = source_;
     Program& p = step.program;
     const size_t n = recorded_.size();
-    p.tasks.resize(n);
-    p.dep_begin.assign(n + 1, 0);  // a trace records no dependencies
+    std::vector<Task> tasks(n);
     p.recorded_names.resize(n);
     step.timeline.tasks.resize(n);
     std::vector<bool> seen(n, false);
@@ -151,12 +150,13 @@ public:
       if (seen[id]) throw InputError(source_, field, "duplicate task id " + std::to_string(id));
       seen[id] = true;
       p.world_size = std::max(p.world_size, r.task.rank + 1);
-      p.tasks[id] = r.task;
+      tasks[id] = r.task;
       p.recorded_names[id] = std::move(r.name);
       r.timing = {r.timing.start - first_start, r.timing.end - first_start};
       step.timeline.tasks[id] = r.timing;
       step.timeline.step_seconds = std::max(step.timeline.step_seconds, r.timing.end);
     }
+    for (const Task& task : tasks) p.add_task(task);  // a trace records no dependencies
     for (const auto& [rank, coord] : coords_) p.world_size = std::max(p.world_size, rank + 1);
 
     p.coords.resize(p.world_size);
@@ -249,7 +249,7 @@ private:
         work.ops = std::move(r.ops);
         step.program.works.push_back(std::move(work));
       }
-      step.program.tasks[r.task.id].work = it->second;
+      step.program.tasks.stored(r.task.id).work = it->second;
       live->op_seconds[r.task.id] = std::move(r.op_seconds);
     }
   }
