@@ -117,13 +117,14 @@ Program build_program(const Scenario& scenario, const Workload& workload, Progra
   Numbering numbering(program);
   RankTasks lowered;  // the last rank lowered in full
   for (int rank = 0; rank < program.world_size; ++rank) {
+    if (store_lowered_only && rank > 0 && context.coords[rank].pp == context.coords[lowered.rank].pp) {
+      program.tasks.add_translated_rank(lowered.rank);  // as every_rank_translates found
+      continue;
+    }
     const std::optional<RankTranslation> translation =
         rank == 0 || options.lower_every_rank ? std::nullopt : RankTranslation::between(context, lowered.rank, rank);
     if (translation) {
-      if (store_lowered_only)
-        program.tasks.add_translated_rank(lowered.rank);
-      else
-        numbering.add(lowered, &*translation);
+      numbering.add(lowered, &*translation);
       continue;
     }
     lowered = lower_rank(context, rank, schedule[context.coords[rank].pp], std::move(lowered));
