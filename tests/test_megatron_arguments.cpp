@@ -2,12 +2,16 @@
 // argument lists of Megatron-LM's own example scripts (tests/megatron/*.args,
 // written out from the scripts): the scenario loads, its fields are what the
 // flags say, and the SC'21 Table 1 rows simulate as the shipped scenarios of
-// those rows do. And the shell-word splitter the command line goes through.
+// those rows do. On 20 public launch lines (tests/data/megatron_lines/*.args):
+// each converts or is refused as its header says. And the shell-word splitter
+// the command line goes through.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/shell_words.hpp"
@@ -19,7 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::Contains;
 using testing::HasSubstr;
+using testing::Not;
 
 std::string arguments(const std::string& file) {
   return fixtures::read_text(fs::path(SIMTRAIN_SOURCE_DIR) / "tests" / "megatron" / file);
@@ -108,11 +114,13 @@ TEST(FromMegatron, TheLlama3ExampleNeedsIgnoreUnknownForWhatIsNotSimulated) {
   EXPECT_EQ(refused.result.out, "");
   EXPECT_THAT(refused.result.err,
               HasSubstr("simtrain: the Megatron-LM arguments: flags that may change the step time and are not simulated: "
-                        "--cross-entropy-loss-fusion, --manual-gc, --empty-unused-memory-level, --fp8-param-gather "
+                        "--cross-entropy-loss-fusion, --calculate-per-token-loss, --manual-gc, "
+                        "--empty-unused-memory-level, --fp8-param-gather "
                         "(--ignore-unknown writes the scenario without them)"));
   const Converted c = from_megatron(args, "H100-SXM", "dgx-h100-superpod", 8, {"--ignore-unknown"});
   ASSERT_EQ(c.result.code, 0) << c.result.err;
-  EXPECT_THAT(c.result.err, HasSubstr("warning: not simulated, left out: --cross-entropy-loss-fusion, --manual-gc"));
+  EXPECT_THAT(c.result.err, HasSubstr("warning: not simulated, left out: --cross-entropy-loss-fusion, "
+                                      "--calculate-per-token-loss, --manual-gc"));
   EXPECT_THAT(c.result.err, HasSubstr("assumed: --sequence-parallel with TP 1: off, as Megatron-LM turns it off"));
   EXPECT_EQ(c.scenario["model"], json::parse(R"({"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,
       "num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"hidden_act":"swiglu","norm":"rmsnorm",
@@ -380,15 +388,221 @@ TEST(FromMegatron, TheLauncherIsSkippedAndTheScenarioWrittenUnderTheOutputPolicy
   EXPECT_EQ(scenario["description"], "From the Megatron-LM arguments: " + line.substr(line.find("--num-layers")));
   const auto simulated = fixtures::run_simtrain({"simulate", out, "--quiet"});
   EXPECT_EQ(simulated.code, 0) << simulated.err;
-  // The same again with the file there: replaced whole. A folder that does not exist: refused before any work.
-  EXPECT_EQ(fixtures::run_simtrain({"from-megatron", line, "--gpu", "H100-SXM", "--topology", "dgx-h100-superpod",
-                                    "--num-gpus", "8", "--out", out}).code,
-            0);
+  // The same again with the file there: refused, the file as it was; with --force replaced whole. A folder
+  // that does not exist: refused before any work.
+  const std::string written = fixtures::read_text(out);
+  std::vector<std::string> again = {"from-megatron", line, "--gpu", "H100-SXM", "--topology", "dgx-h100-superpod",
+                                    "--num-gpus", "8", "--out", out};
+  const auto refused = fixtures::run_simtrain(again);
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_EQ(refused.err, "simtrain: --out " + out + ": exists (pass --force to replace it)\n");
+  EXPECT_EQ(fixtures::read_text(out), written);
+  again.push_back("--force");
+  EXPECT_EQ(fixtures::run_simtrain(again).code, 0);
   const auto missing = fixtures::run_simtrain({"from-megatron", line, "--gpu", "H100-SXM", "--topology",
                                                "dgx-h100-superpod", "--num-gpus", "8", "--out",
                                                (dir.path() / "no" / "x.json").string()});
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("--out"));
+}
+
+// A launch line of tests/data/megatron_lines/: the arguments, the cluster its
+// script runs on (`# cluster: --gpu G --topology T --num-gpus N`) and what
+// from-megatron must do with it (`# expect: converts`, `# expect: not
+// simulated: FLAGS` or `# expect: refused: MESSAGE`).
+struct LaunchLine {
+  std::string name, arguments, expect;
+  std::vector<std::string> cluster;
+};
+
+std::string header_field(const std::string& text, const std::string& key) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("# " + key + ": ")) return line.substr(key.size() + 4);
+  return "";
+}
+
+std::vector<LaunchLine> launch_lines() {
+  std::vector<LaunchLine> lines;
+  for (const auto& entry : fs::directory_iterator(fs::path(SIMTRAIN_SOURCE_DIR) / "tests" / "data" / "megatron_lines")) {
+    LaunchLine line{entry.path().stem().string(), fixtures::read_text(entry.path()), "", {}};
+    line.expect = header_field(line.arguments, "expect");
+    std::istringstream cluster(header_field(line.arguments, "cluster"));
+    for (std::string word; cluster >> word;) line.cluster.push_back(word);
+    lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end(), [](const LaunchLine& x, const LaunchLine& y) { return x.name < y.name; });
+  return lines;
+}
+
+fixtures::CliResult convert(const LaunchLine& line, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> command = {"from-megatron", line.arguments};
+  command.insert(command.end(), line.cluster.begin(), line.cluster.end());
+  command.insert(command.end(), more.begin(), more.end());
+  return fixtures::run_simtrain(command);
+}
+
+// Every line converts into a scenario that loads, or is refused with the exact
+// message its header gives: the flags not simulated, or what is missing.
+TEST(FromMegatronLaunchLines, EachConvertsOrIsRefusedAsItsHeaderSays) {
+  const std::vector<LaunchLine> lines = launch_lines();
+  ASSERT_EQ(lines.size(), 20u);
+  int converted = 0;
+  for (const LaunchLine& line : lines) {
+    SCOPED_TRACE(line.name);
+    ASSERT_EQ(line.cluster.size(), 6u) << "no '# cluster: --gpu G --topology T --num-gpus N' line";
+    const fixtures::CliResult run = convert(line);
+    const std::string prefix = "simtrain: the Megatron-LM arguments: ";
+    if (line.expect == "converts") {
+      ASSERT_EQ(run.code, 0) << run.err;
+      EXPECT_NO_THROW(fixtures::scenario_from(json::parse(run.out)));
+      ++converted;
+    } else if (line.expect.starts_with("not simulated: ")) {
+      EXPECT_EQ(run.code, 2);
+      EXPECT_EQ(run.out, "");
+      EXPECT_EQ(run.err, prefix + "flags that may change the step time and are not simulated: " +
+                             line.expect.substr(15) + " (--ignore-unknown writes the scenario without them)\n");
+    } else if (line.expect.starts_with("refused: ")) {
+      EXPECT_EQ(run.code, 2);
+      EXPECT_EQ(run.out, "");
+      EXPECT_EQ(run.err, prefix + line.expect.substr(9) + "\n");
+    } else {
+      ADD_FAILURE() << "no '# expect: converts', '# expect: not simulated: ...' or '# expect: refused: ...' line";
+    }
+  }
+  EXPECT_GE(converted, 15);
+}
+
+// A few lines' scenarios field by field: what their flags and cluster say.
+TEST(FromMegatronLaunchLines, SmallLinesBecomeTheScenariosTheirFlagsSay) {
+  const std::vector<LaunchLine> lines = launch_lines();
+  const auto scenario_of = [&](const std::string& name) {
+    const auto line = std::find_if(lines.begin(), lines.end(), [&](const LaunchLine& l) { return l.name == name; });
+    EXPECT_NE(line, lines.end()) << name;
+    const fixtures::CliResult run = convert(*line);
+    EXPECT_EQ(run.code, 0) << run.err;
+    return fixtures::scenario_from(json::parse(run.out));
+  };
+  struct Expected {
+    std::string name;
+    int tp, pp, dp, virtual_stages;
+    int64_t micro, global, seq, layers, hidden;
+    bool sequence_parallel;
+  };
+  const std::vector<Expected> expected = {
+      {"megatron-lm-gpt-345m-1gpu", 1, 1, 1, 1, 4, 8, 1024, 24, 1024, false},
+      {"megatron-lm-gpt-345m-tp2-pp2", 2, 2, 2, 1, 4, 16, 1024, 24, 1024, true},
+      {"sc21-figure12-interleaved", 8, 12, 1, 4, 1, 12, 2048, 96, 12288, false},
+      {"sc21-figure14-pp2-dp32", 1, 2, 32, 1, 1, 32, 2048, 32, 3840, false}};
+  for (const Expected& e : expected) {
+    SCOPED_TRACE(e.name);
+    const Scenario s = scenario_of(e.name);
+    EXPECT_EQ(s.parallel.tensor, e.tp);
+    EXPECT_EQ(s.parallel.pipeline, e.pp);
+    EXPECT_EQ(s.parallel.data, e.dp);
+    EXPECT_EQ(s.virtual_stages(), e.virtual_stages);
+    EXPECT_EQ(s.parallel.sequence_parallel, e.sequence_parallel);
+    EXPECT_EQ(s.training.micro_batch_size, e.micro);
+    EXPECT_EQ(s.training.global_batch_size, e.global);
+    EXPECT_EQ(s.training.seq_length, e.seq);
+    EXPECT_EQ(s.model.num_layers, e.layers);
+    EXPECT_EQ(s.model.hidden_size, e.hidden);
+  }
+}
+
+// The flags of from-megatron's `ignored (no effect on step time): ...` line.
+std::vector<std::string> ignored_flags(const std::string& err) {
+  const std::string heading = "ignored (no effect on step time): ";
+  const size_t start = err.find(heading);
+  if (start == std::string::npos) return {};
+  std::istringstream list(err.substr(start + heading.size(), err.find('\n', start) - start - heading.size()));
+  std::vector<std::string> flags;
+  for (std::string flag; std::getline(list >> std::ws, flag, ',');) flags.push_back(flag);
+  return flags;
+}
+
+// What each rule of a flag that depends on its value (or on the flags beside
+// it) decides: ignored where it changes nothing, named where it changes what
+// is not simulated.
+TEST(FromMegatron, FlagsThatChangeNothingAtSomeValuesAreIgnoredThere) {
+  const std::string base = "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+                           "--vocab-size 1024 --global-batch-size 16 ";
+  struct Case {
+    std::string flags;
+    bool ignored;
+  };
+  const std::vector<std::pair<std::string, std::vector<Case>>> cases = {
+      {"--transformer-impl", {{"--bf16 --transformer-impl transformer_engine", true},
+                              {"--bf16 --transformer-impl local", false}}},
+      {"--optimizer", {{"--bf16 --optimizer adam", true}, {"--bf16 --optimizer sgd", false}}},
+      {"--clip-grad", {{"--bf16 --clip-grad 1.0", true}, {"--bf16 --clip-grad 0.0", false}}},
+      {"--moe-aux-loss-coeff", {{"--bf16 --num-experts 8 --moe-aux-loss-coeff 0", true},
+                                {"--bf16 --num-experts 8 --moe-aux-loss-coeff 1e-2", false},
+                                {"--bf16 --num-experts 8 --moe-router-load-balancing-type none --moe-aux-loss-coeff 1e-2", true}}},
+      {"--moe-router-load-balancing-type", {{"--bf16 --num-experts 8 --moe-router-load-balancing-type aux_loss", true},
+                                            {"--bf16 --num-experts 8 --moe-router-load-balancing-type sinkhorn", false}}},
+      {"--accumulate-allreduce-grads-in-fp32", {{"--bf16 --accumulate-allreduce-grads-in-fp32", true},
+                                                {"--fp16 --accumulate-allreduce-grads-in-fp32", false}}},
+      {"--no-position-embedding", {{"--bf16 --position-embedding-type rope --no-position-embedding", true},
+                                   {"--bf16 --no-position-embedding", false}}},
+      {"--log-num-zeros-in-grad", {{"--bf16 --log-num-zeros-in-grad", false}}},
+      {"--log-params-norm", {{"--bf16 --log-params-norm", false}}},
+      {"--log-interval", {{"--bf16 --log-interval 10", true}}}};
+  for (const auto& [flag, flag_cases] : cases)
+    for (const Case& c : flag_cases) {
+      SCOPED_TRACE(c.flags);
+      const Converted run = from_megatron(base + c.flags, "H100-SXM", "dgx-h100-superpod", 8);
+      if (c.ignored) {
+        EXPECT_EQ(run.result.code, 0) << run.result.err;
+        EXPECT_THAT(ignored_flags(run.result.err), Contains(flag));
+      } else {
+        EXPECT_EQ(run.result.code, 2);
+        EXPECT_EQ(run.result.err, "simtrain: the Megatron-LM arguments: flags that may change the step time and are "
+                                  "not simulated: " + flag + " (--ignore-unknown writes the scenario without them)\n");
+      }
+    }
+}
+
+// The line of issue 39: `--transformer-impl transformer_engine` (Megatron-LM's
+// default) after from-megatron's `--`, which is no flag of the line.
+TEST(FromMegatron, TransformerEngineAfterTheEndOfOptionsConverts) {
+  const auto run = fixtures::run_simtrain({"from-megatron", "--gpu", "H100-SXM", "--topology", "dgx-h100-superpod",
+                                           "--num-gpus", "8", "--", "--transformer-impl", "transformer_engine",
+                                           "--num-layers", "2", "--hidden-size", "256", "--num-attention-heads", "4",
+                                           "--seq-length", "128", "--vocab-size", "1024", "--bf16",
+                                           "--global-batch-size", "8"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.err, "ignored (no effect on step time): --transformer-impl\n");
+  EXPECT_EQ(json::parse(run.out)["description"],
+            "From the Megatron-LM arguments: --transformer-impl transformer_engine --num-layers 2 --hidden-size 256 "
+            "--num-attention-heads 4 --seq-length 128 --vocab-size 1024 --bf16 --global-batch-size 8");
+}
+
+// A line refused for what it lacks also names what it sets that is not
+// simulated, so that one try says everything to change.
+TEST(FromMegatron, ARefusalAlsoNamesTheFlagsNotSimulated) {
+  const Converted run = from_megatron("--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 "
+                                      "--bf16 --tokenizer-type HuggingFaceTokenizer --manual-gc --clip-grad 0",
+                                      "H100-SXM", "dgx-h100-superpod", 8);
+  EXPECT_EQ(run.result.code, 2);
+  EXPECT_EQ(run.result.err,
+            "simtrain: the Megatron-LM arguments: --vocab-size: missing: the vocabulary of tokenizer "
+            "HuggingFaceTokenizer is not in the arguments; add --vocab-size N (its vocabulary); not simulated either: "
+            "--manual-gc, --clip-grad\n");
+}
+
+// Routed experts run as grouped GEMMs; without --moe-grouped-gemm Megatron-LM
+// runs them one by one, which is said.
+TEST(FromMegatron, ExpertsWithoutGroupedGemmAreSaidToBeSimulatedGrouped) {
+  const Converted sequential = small_model("--num-experts 8 --global-batch-size 16");
+  ASSERT_EQ(sequential.result.code, 0) << sequential.result.err;
+  EXPECT_THAT(sequential.result.err, HasSubstr("assumed: the routed experts' GEMMs grouped, as --moe-grouped-gemm "
+                                               "runs them (without it Megatron-LM runs one expert after another)\n"));
+  const Converted grouped = small_model("--num-experts 8 --global-batch-size 16 --moe-grouped-gemm --moe-permute-fusion");
+  ASSERT_EQ(grouped.result.code, 0) << grouped.result.err;
+  EXPECT_THAT(grouped.result.err, Not(HasSubstr("GEMMs grouped")));
+  for (const std::string section : {"model", "training", "parallelism"})
+    EXPECT_EQ(grouped.scenario[section], sequential.scenario[section]) << section;
 }
 
 }  // namespace

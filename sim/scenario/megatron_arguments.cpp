@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
@@ -12,22 +15,31 @@
 namespace simtrain {
 
 const std::vector<std::string> kIgnoredMegatronFlags = {
-    // data and tokenizer files
+    // data and tokenizer files, the data loader (its workers run beside the step)
     "--data-path", "--train-data-path", "--valid-data-path", "--test-data-path", "--data-cache-path", "--split",
     "--mock-data", "--num-workers", "--tokenizer-model", "--tiktoken-*", "--no-create-attention-mask-in-dataloader",
-    "--no-mmap-bin-files",
-    // checkpoints
-    "--save*", "--load*", "--ckpt-*", "--no-save-*", "--no-load-*", "--use-checkpoint-args", "--finetune",
-    // logging, profiling, evaluation
-    "--log-*", "--tensorboard-*", "--wandb-*", "--timing-log-*", "--profile*", "--eval-*",
+    "--no-mmap-bin-files", "--dataloader-type", "--num-dataset-builder-threads",
+    // checkpoints: what is saved and loaded, where, in which format, written how
+    "--save*", "--load*", "--ckpt-*", "--no-ckpt-*", "--no-save-*", "--no-load-*", "--use-checkpoint-args",
+    "--finetune", "--use-dist-ckpt", "--dist-ckpt-*", "--async-save", "--use-persistent-ckpt-worker",
+    "--auto-detect-ckpt-format",
+    // logging, profiling, evaluation (but --log-num-zeros-in-grad and --log-params-norm: value_rules)
+    "--log-*", "--no-log-*", "--logging-level", "--tensorboard-*", "--wandb-*", "--timing-log-*", "--profile*",
+    "--eval-*", "--moe-per-layer-logging",
     // learning rate, optimizer hyper-parameters, loss scaling, initialisation, run length
     "--lr*", "--min-lr", "--decoupled-*", "--weight-decay*", "--start-weight-decay", "--end-weight-decay", "--adam-*",
-    "--clip-grad", "--loss-scale*", "--initial-loss-scale", "--min-loss-scale", "--hysteresis", "--init-method-std",
-    "--seed", "--train-iters", "--train-samples", "--exit-*", "--step-batch-size-schedule", "--rampup-batch-size",
-    "--calculate-per-token-loss",
-    // numerics that cost the same whatever their value (dropout: simtrain models its masks at any rate)
-    "--attention-dropout", "--hidden-dropout", "--rotary-base", "--rotary-percent", "--apply-layernorm-1p",
-    "--norm-epsilon", "--fp8-amax-history-len", "--fp8-amax-compute-algo", "--fp8-margin",
+    "--loss-scale*", "--initial-loss-scale", "--min-loss-scale", "--hysteresis", "--init-method-std", "--seed",
+    "--init-model-with-meta-device", "--train-iters", "--train-samples", "--exit-*", "--step-batch-size-schedule",
+    "--rampup-batch-size",
+    // numerics that cost the same whatever their value (dropout: simtrain models its masks at any rate; the
+    // rotary frequencies are computed once and cached)
+    "--attention-dropout", "--hidden-dropout", "--rotary-base", "--rotary-percent", "--rope-type", "--use-rope-scaling",
+    "--rope-scaling-factor", "--apply-layernorm-1p", "--norm-epsilon", "--fp8-amax-history-len",
+    "--fp8-amax-compute-algo", "--fp8-margin",
+    // read only by Megatron's own attention (--transformer-impl local, not simulated), not by Transformer Engine's
+    "--no-masked-softmax-fusion", "--attention-softmax-in-fp32",
+    // read only by the ModelOpt model builder, which a run uses when it loads a ModelOpt checkpoint or teacher
+    "--export-force-local-attention", "--enable-gpt-oss",
     // process setup
     "--distributed-backend", "--distributed-timeout-minutes", "--use-mcore-models"};
 
@@ -58,6 +70,8 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
     {"--moe-token-dispatcher-type", true}, {"--no-async-tensor-model-parallel-allreduce", false},
     {"--async-tensor-model-parallel-allreduce", false}, {"--overlap-moe-expert-parallel-comm", false}, {"--moe-layer-freq", true},
+    // what simtrain simulates: the experts' GEMMs grouped, the tokens permuted in one pass
+    {"--moe-grouped-gemm", false}, {"--moe-permute-fusion", false},
     {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
     {"--overlap-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--ddp-bucket-size", true},
     {"--DDP-impl", true}, {"--hierarchical-context-parallel-sizes", true}};
@@ -88,15 +102,17 @@ void add_once(std::vector<std::string>& list, const std::string& flag) {
   if (std::find(list.begin(), list.end(), flag) == list.end()) list.push_back(flag);
 }
 
-// The known flags given (a value, or "" for a switch; the last one given
-// counts, as in argparse), and the others by kind.
+// The flags given, each with its value ("" for a switch, a list's values
+// space-separated; the last one given counts, as in argparse), and the
+// others than the known ones in the order they first appear.
 class Arguments {
 public:
   Arguments(const std::vector<std::string>& all_words, const std::string& source) : source_(source) {
-    // The launcher's words (torchrun ... pretrain_gpt.py) are not the script's.
+    // The launcher's words (torchrun ... pretrain_gpt.py) are not the script's, nor the end of
+    // options `--` (from-megatron's own, before the arguments).
     auto script =
         std::find_if(all_words.rbegin(), all_words.rend(), [](const std::string& w) { return w.ends_with(".py"); });
-    words_.assign(script.base(), all_words.end());
+    std::copy_if(script.base(), all_words.end(), std::back_inserter(words_), [](const std::string& w) { return w != "--"; });
     for (size_t i = 0; i < words_.size(); ++i) {
       std::string flag = words_[i];
       if (!flag.starts_with("--"))
@@ -106,8 +122,11 @@ public:
         inline_value = flag.substr(equals + 1), flag.resize(equals);
       const auto known = kKnownTakesValue.find(flag);
       if (known == kKnownTakesValue.end()) {
-        add_once(is_ignored(flag) ? ignored : not_simulated, flag);
-        while (!inline_value && i + 1 < words_.size() && !words_[i + 1].starts_with("--")) ++i;  // its values
+        add_once(others_, flag);
+        std::string value = inline_value.value_or("");
+        while (!inline_value && i + 1 < words_.size() && !words_[i + 1].starts_with("--"))
+          value += (value.empty() ? "" : " ") + words_[++i];
+        given_[flag] = value;
         continue;
       }
       if (!known->second) {
@@ -126,6 +145,7 @@ public:
   }
 
   const std::vector<std::string>& words() const { return words_; }
+  const std::vector<std::string>& others() const { return others_; }
   bool has(const std::string& flag) const { return given_.count(flag) > 0; }
   std::optional<std::string> text(const std::string& flag) const {
     const auto found = given_.find(flag);
@@ -183,13 +203,72 @@ public:
     throw InputError(source_, flag + (text(flag) && !text(flag)->empty() ? " " + *text(flag) : ""), why);
   }
 
-  std::vector<std::string> ignored, not_simulated;
-
 private:
   std::string source_;
-  std::vector<std::string> words_;
+  std::vector<std::string> words_, others_;
   std::map<std::string, std::string> given_;
 };
+
+// Whether every number of a flag's values is 0.
+bool all_zero(const std::string& values) {
+  std::istringstream in(values);
+  double number = 0;
+  while (in >> number)
+    if (number != 0) return false;
+  return in.eof();
+}
+
+// Flags that change nothing at some values (or beside some other flags) and
+// something simtrain does not simulate at others. Checked before kIgnoredMegatronFlags.
+struct ValueRule {
+  std::string flag;
+  std::function<bool(const Arguments&)> changes_nothing;
+};
+
+const std::vector<ValueRule>& value_rules() {
+  static const std::vector<ValueRule> rules = {
+      // Megatron-LM's default, Transformer Engine's layers: the ones simtrain's cost model prices (TE's
+      // linears, fp8 and userbuffers, flash or fused attention). Megatron's own layers (local) are not simulated.
+      {"--transformer-impl", [](const Arguments& a) { return a.text("--transformer-impl") == "transformer_engine"; }},
+      // The default, and the optimizer step simtrain prices.
+      {"--optimizer", [](const Arguments& a) { return a.text("--optimizer") == "adam"; }},
+      // A loss-based type computes its loss only with --moe-aux-loss-coeff above 0 (router.py), named
+      // then; sinkhorn routes otherwise.
+      {"--moe-router-load-balancing-type",
+       [](const Arguments& a) {
+         const std::vector<std::string> types = *a.words("--moe-router-load-balancing-type");
+         return std::all_of(types.begin(), types.end(), [](const std::string& type) {
+           return type == "aux_loss" || type == "seq_aux_loss" || type == "global_aux_loss" || type == "none";
+         });
+       }},
+      // Above 0: the load-balancing loss, its kernels and its all-reduce of the experts' token counts.
+      {"--moe-aux-loss-coeff",
+       [](const Arguments& a) {
+         return all_zero(*a.text("--moe-aux-loss-coeff")) || a.text("--moe-router-load-balancing-type") == "none";
+       }},
+      // Any positive threshold costs the same; 0 skips the gradients' norm and its all-reduce.
+      {"--clip-grad", [](const Arguments& a) { return !all_zero(*a.text("--clip-grad")); }},
+      // Megatron-LM sets it itself for bf16, and clears it for --grad-reduce-in-bf16 (arguments.py).
+      {"--accumulate-allreduce-grads-in-fp32", [](const Arguments& a) { return a.has("--bf16"); }},
+      // Only learned absolute positions have a table to leave out.
+      {"--no-position-embedding",
+       [](const Arguments& a) { return a.text("--position-embedding-type").value_or("learned_absolute") != "learned_absolute"; }},
+      // Work every step: every gradient's zeros counted (the optimizer's count_zeros), the parameters'
+      // norm all-reduced (training.py: "BLOCKS the training loop").
+      {"--log-num-zeros-in-grad", [](const Arguments&) { return false; }},
+      {"--log-params-norm", [](const Arguments&) { return false; }}};
+  return rules;
+}
+
+// The flags that set no scenario field: ignored, or not simulated.
+void sort_others(const Arguments& a, MegatronScenario& result) {
+  for (const std::string& flag : a.others()) {
+    const auto rule = std::find_if(value_rules().begin(), value_rules().end(),
+                                   [&](const ValueRule& r) { return r.flag == flag; });
+    const bool ignored = rule != value_rules().end() ? rule->changes_nothing(a) : is_ignored(flag);
+    (ignored ? result.ignored : result.not_simulated).push_back(flag);
+  }
+}
 
 // Megatron-LM's defaults where a flag is absent: arguments.py.
 int64_t ffn_hidden_size(const Arguments& a, int64_t hidden) {
@@ -274,17 +353,9 @@ void recompute(const Arguments& a, nlohmann::ordered_json& training, std::vector
   }
 }
 
-}  // namespace
-
-MegatronScenario megatron_scenario(const std::vector<std::string>& words, const MegatronCluster& cluster,
-                                   const std::string& source) {
-  const Arguments a(words, source);
-  MegatronScenario result;
-  result.ignored = a.ignored;
-  result.not_simulated = a.not_simulated;
-  std::vector<std::string>& notes = result.notes;
-
-
+// The scenario the known flags say.
+nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronCluster& cluster, const std::string& source,
+                                         std::vector<std::string>& notes) {
   const int64_t layers = a.required_integer("--num-layers"), hidden = a.required_integer("--hidden-size"),
                 heads = a.required_integer("--num-attention-heads");
   const int64_t tp = a.integer("--tensor-model-parallel-size").value_or(1),
@@ -329,6 +400,9 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
     if (!dense_layers.empty()) model["mlp_only_layers"] = dense_layers;
     model["num_experts_per_tok"] = a.integer("--moe-router-topk").value_or(2);
     model["moe_intermediate_size"] = a.integer("--moe-ffn-hidden-size").value_or(model["intermediate_size"].get<int64_t>());
+    if (!a.has("--moe-grouped-gemm"))
+      notes.push_back("the routed experts' GEMMs grouped, as --moe-grouped-gemm runs them (without it Megatron-LM "
+                      "runs one expert after another)");
     if (const auto shared = a.integer("--moe-shared-expert-intermediate-size"))
       model["shared_expert_intermediate_size"] = *shared;
   }
@@ -410,7 +484,7 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
       }
   training["flash_attention"] = flash;
 
-  nlohmann::ordered_json& d = result.document;
+  nlohmann::ordered_json d;
   std::string line;
   for (const std::string& w : a.words()) line += (line.empty() ? "" : " ") + w;
   d["description"] = "From the Megatron-LM arguments: " + line;
@@ -418,6 +492,29 @@ MegatronScenario megatron_scenario(const std::vector<std::string>& words, const 
   d["training"] = training;
   d["parallelism"] = parallelism;
   d["cluster"] = {{"gpu", cluster.gpu}, {"num_gpus", cluster.num_gpus}, {"topology", cluster.topology}};
+  return d;
+}
+
+std::string joined(const std::vector<std::string>& flags) {
+  std::string text;
+  for (const std::string& flag : flags) text += (text.empty() ? "" : ", ") + flag;
+  return text;
+}
+
+}  // namespace
+
+MegatronScenario megatron_scenario(const std::vector<std::string>& words, const MegatronCluster& cluster,
+                                   const std::string& source) {
+  const Arguments a(words, source);
+  MegatronScenario result;
+  sort_others(a, result);
+  try {
+    result.document = scenario_document(a, cluster, source, result.notes);
+  } catch (const InputError& e) {
+    // Said too, so that one try names everything a line needs changed.
+    if (result.not_simulated.empty()) throw;
+    throw InputError(e.file(), e.field(), e.reason() + "; not simulated either: " + joined(result.not_simulated));
+  }
   return result;
 }
 

@@ -11,10 +11,14 @@
 // - ignored: flags that do not change the step time (data, tokenizer files,
 //   checkpoints, logging, evaluation, learning rate and the optimizer's
 //   hyper-parameters, initialisation, dropout rates, process setup), listed
-//   in kIgnoredMegatronFlags;
-// - not simulated: every other flag, returned for the caller to refuse or
-//   warn about.
-// Words before the script (`torchrun ... pretrain_gpt.py`) are skipped.
+//   in kIgnoredMegatronFlags, and flags at a value that changes nothing
+//   (`--transformer-impl transformer_engine`, Megatron-LM's default and the
+//   layers simtrain's cost model prices; `--clip-grad` above 0; ...);
+// - not simulated: every other flag, or value (`--transformer-impl local`,
+//   `--clip-grad 0`, `--log-num-zeros-in-grad`), returned for the caller to
+//   refuse or warn about.
+// Words before the script (`torchrun ... pretrain_gpt.py`) are skipped, and
+// the end of options `--`.
 #include <string>
 #include <vector>
 
@@ -34,11 +38,13 @@ struct MegatronScenario {
   std::vector<std::string> notes;          // what was assumed where the flags do not say
 };
 
-// Flag names, or prefixes ending in '*', that do not change the step time.
+// Flag names, or prefixes ending in '*', that do not change the step time
+// whatever their value (those that do at some values are ruled on apart).
 extern const std::vector<std::string> kIgnoredMegatronFlags;
 
 // `source` names the arguments in messages. Throws InputError naming the
-// flag for a missing or bad value and for what is not simulated.
+// flag for a missing or bad value and for what is not simulated; the message
+// also names the flags not simulated, if any.
 MegatronScenario megatron_scenario(const std::vector<std::string>& words, const MegatronCluster& cluster,
                                    const std::string& source);
 
