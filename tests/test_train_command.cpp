@@ -1,6 +1,6 @@
 // `simtrain train` end to end: how many steps and tokens a budget buys, the
-// budgets it refuses, the GPU/fabric mismatch it warns of (Ctrl-C:
-// tests/test_interrupt.cpp).
+// budgets it refuses, the GPU/fabric mismatch it warns of, what it assumes
+// where the user says nothing (Ctrl-C: tests/test_interrupt.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/base/text_format.hpp"
+#include "sim/longrun/train.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {
@@ -43,7 +44,7 @@ void expect_no_impossible_figure(const std::string& text) {
 }
 
 TEST(TrainCommand, WithoutFailuresADayTrainsEveryStepThatFitsAtFullGoodput) {
-  const TrainOutput t = train({"tiny-4gpu", "--days", "1"});
+  const TrainOutput t = train({"tiny-4gpu", "--days", "1", "--no-failures"});
   ASSERT_EQ(t.cli.code, 0) << t.cli.err;
   const nlohmann::json& j = t.report;
   // No failure can stop the job: no checkpoints, so the day holds floor(86400 s / step time) steps.
@@ -61,16 +62,20 @@ TEST(TrainCommand, WithoutFailuresADayTrainsEveryStepThatFitsAtFullGoodput) {
   const std::string& out = t.cli.out;
   EXPECT_THAT(out, HasSubstr(with_commas(steps) + " (" + with_commas(steps * tiny_tokens_per_step) +
                              " tokens) at most: all that fit in 1 day without failures"));
-  EXPECT_THAT(out, HasSubstr("trained               " + with_commas(steps) + " steps mean (p10 " + with_commas(steps)));
-  EXPECT_THAT(out, HasSubstr(", " + with_commas(steps * tiny_tokens_per_step) + " tokens mean, in 1 day over 1 runs"));
-  EXPECT_THAT(out, HasSubstr("goodput               100.0 % mean (p10 100.0 %, p90 100.0 %)"));
+  // Nothing fails, so every run would be the same: one run, one figure each, no percentiles.
+  EXPECT_EQ(j["runs"], 1);
+  EXPECT_THAT(out, HasSubstr("trained               " + with_commas(steps) + " steps, " +
+                             with_commas(steps * tiny_tokens_per_step) + " tokens, in 1 day (1 run)"));
+  EXPECT_THAT(out, HasSubstr("goodput               100.0 %  (useful training time / wall time)"));
+  EXPECT_THAT(out, HasSubstr("failure rates         none (--no-failures)"));
+  EXPECT_THAT(out, Not(HasSubstr("p10")));
   EXPECT_THAT(out, HasSubstr("none: no failure can stop the job"));
   EXPECT_THAT(out, Not(HasSubstr("time to train")));  // the day is given, not found
   expect_no_impossible_figure(out);
 }
 
 TEST(TrainCommand, ADayWithCheckpointsFitsTheStepsAndTheirWrites) {
-  const TrainOutput t = train({"tiny-4gpu", "--days", "1", "--set", "checkpoint.every_steps=100000"});
+  const TrainOutput t = train({"tiny-4gpu", "--days", "1", "--no-failures", "--set", "checkpoint.every_steps=100000"});
   ASSERT_EQ(t.cli.code, 0) << t.cli.err;
   const nlohmann::json& j = t.report;
   const double step = j["step_time_s"].get<double>(), write = j["checkpoint"]["write_s"].get<double>();
@@ -83,11 +88,11 @@ TEST(TrainCommand, ADayWithCheckpointsFitsTheStepsAndTheirWrites) {
   EXPECT_EQ(j["steps"].get<double>(), n);
   EXPECT_NEAR(j["lost_s"]["checkpoint_writes"].get<double>(), std::ceil(n / 100000) * write, 1e-9);
   EXPECT_LT(j["goodput"]["mean"].get<double>(), 1);  // the writes are not training
-  EXPECT_THAT(t.cli.out, HasSubstr("trained               " + with_commas(n) + " steps mean"));
+  EXPECT_THAT(t.cli.out, HasSubstr("trained               " + with_commas(n) + " steps, "));
 }
 
 TEST(TrainCommand, ATokenBudgetWithoutFailuresTakesItsStepsAlone) {
-  const TrainOutput t = train({"tiny-4gpu", "--tokens", "1e6"});
+  const TrainOutput t = train({"tiny-4gpu", "--tokens", "1e6", "--no-failures"});
   ASSERT_EQ(t.cli.code, 0) << t.cli.err;
   const nlohmann::json& j = t.report;
   EXPECT_EQ(j["steps"], 123);  // ceil(1e6 / 8192)
@@ -142,6 +147,70 @@ TEST(TrainCommand, RefusesADayTooShortForAStep) {
   EXPECT_THAT(refusal({"tiny-4gpu", "--days", "1e-9"}),
               HasSubstr("train: --days: 1e-09 days do not hold one step of 0.0101 s"));
   EXPECT_EQ(train({"tiny-4gpu", "--days", "inf"}).cli.code, 2);
+}
+
+// Where the user says nothing: failure rates published for a real large run,
+// enough runs for percentiles, and no figure for a job that cannot run.
+TEST(TrainDefaults, AScenarioWithoutFailureRatesFailsAtLlama3sOverTwentyRuns) {
+  const TrainOutput t = train({"tiny-4gpu", "--tokens", "1e9"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  const nlohmann::json& j = t.report;
+  EXPECT_EQ(j["runs"], default_runs);
+  EXPECT_THAT(j["failure_rates"]["source"].get<std::string>(), HasSubstr("Llama 3 405B's"));
+  EXPECT_DOUBLE_EQ(j["failure_rates"]["gpu_mtbf_hours"].get<double>(), 16384.0 * 54 * 24 / 268);
+  EXPECT_GT(j["job_stopping_mtbf_s"].get<double>(), 0);
+  EXPECT_THAT(t.cli.out, HasSubstr("failure rates         Llama 3 405B's"));
+  EXPECT_THAT(t.cli.out, HasSubstr(" over 20 runs"));
+  EXPECT_THAT(t.cli.out, HasSubstr("(p10 "));
+}
+
+TEST(TrainDefaults, NoFailuresIsTheIdealRunInOneFigure) {
+  const TrainOutput t = train({"tiny-4gpu", "--tokens", "1e9", "--no-failures"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  EXPECT_EQ(t.report["runs"], 1);
+  EXPECT_EQ(t.report["goodput"]["mean"].get<double>(), 1.0);
+  EXPECT_EQ(t.report["job_stopping_mtbf_s"].get<double>(), 0);
+  EXPECT_THAT(t.cli.out, HasSubstr("failure rates         none (--no-failures)"));
+  EXPECT_THAT(t.cli.out, Not(HasSubstr("p10")));
+  // --no-failures also silences the rates a scenario states.
+  const TrainOutput stated =
+      train({"tiny-4gpu", "--steps", "1000", "--no-failures", "--set", "reliability.gpu_mtbf_hours=50000"});
+  ASSERT_EQ(stated.cli.code, 0) << stated.cli.err;
+  EXPECT_EQ(stated.report["failure_rates"]["gpu_mtbf_hours"].get<double>(), 0);
+}
+
+TEST(TrainDefaults, TheScenariosOwnRatesAreKept) {
+  const TrainOutput t = train({"tiny-4gpu", "--steps", "1000", "--set", "reliability.gpu_mtbf_hours=50000"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  EXPECT_EQ(t.report["failure_rates"]["gpu_mtbf_hours"].get<double>(), 50000);
+  EXPECT_EQ(t.report["failure_rates"]["node_mtbf_hours"].get<double>(), 0);  // unstated: never fails
+  EXPECT_THAT(t.cli.out, HasSubstr("failure rates         the scenario's (scenarios/tiny-4gpu.json: reliability)"));
+}
+
+TEST(TrainDefaults, AJobThatDoesNotFitInMemoryHasNoTimeOrCost) {
+  const std::vector<std::string> oom = {"gpt3-175b-1024xh100", "--steps", "100", "--set", "micro_batch_size=16",
+                                        "--set", "recompute_granularity=none"};
+  const TrainOutput refused = train(oom);
+  EXPECT_EQ(refused.cli.code, 2);
+  EXPECT_EQ(refused.cli.out, "");
+  EXPECT_TRUE(refused.report.is_null());
+  EXPECT_EQ(refused.cli.err,
+            "simtrain: scenarios/gpt3-175b-1024xh100.json: does not fit in memory: 132.5 GiB of 80 GiB per GPU at "
+            "pipeline stage 0 (simtrain simulate shows what it holds); a job that cannot run has no time to train or "
+            "cost (--ignore-memory prices it anyway)\n");
+  std::vector<std::string> anyway = oom;
+  anyway.push_back("--ignore-memory");
+  anyway.push_back("--no-failures");
+  const TrainOutput priced = train(anyway);
+  ASSERT_EQ(priced.cli.code, 0) << priced.cli.err;
+  EXPECT_THAT(priced.cli.out, HasSubstr("memory per GPU        132.5 GiB of 80 GiB  OUT OF MEMORY, priced anyway"));
+  EXPECT_TRUE(priced.report["memory"]["out_of_memory"].get<bool>());
+}
+
+TEST(TrainDefaults, CostsPrintWithThousandsSeparators) {
+  const TrainOutput t = train({"tiny-4gpu", "--days", "30", "--no-failures", "--set", "cluster.price_per_gpu_hour=10"});
+  ASSERT_EQ(t.cli.code, 0) << t.cli.err;
+  EXPECT_THAT(t.cli.out, HasSubstr("cost                  $28,800 (4 GPUs at $10.00 per GPU-hour)"));
 }
 
 }  // namespace

@@ -70,6 +70,11 @@ FailureSource scheduled_source(const Scenario& s, size_t index, const Fabric& fa
 
 }  // namespace
 
+double physical_cables(const Fabric& fabric) {
+  const LinkCounts links = count_links(fabric);
+  return links.stopping + links.redundant;
+}
+
 ClusterFailures cluster_failures(const Scenario& s, int world_size) {
   const ReliabilityConfig& rel = s.run.reliability;
   const double nodes = std::ceil(static_cast<double>(world_size) / s.cluster.topology.gpus_per_node);

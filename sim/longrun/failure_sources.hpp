@@ -16,6 +16,8 @@
 
 namespace simtrain {
 
+class Fabric;
+
 // A kind of failure and what it does to the job.
 struct FailureSource {
   Component component = Component::gpu;
@@ -37,6 +39,9 @@ struct ClusterFailures {
 // The failures of `scenario`'s cluster of `world_size` GPUs. Throws
 // InputError for a scheduled failure of a component the cluster lacks.
 ClusterFailures cluster_failures(const Scenario& scenario, int world_size);
+
+// The fabric's physical links (a duplex cable or bundle each), redundant or not.
+double physical_cables(const Fabric& fabric);
 
 // Throws InputError for a scheduled failure after `horizon_seconds`, the end of the run.
 void check_scheduled_before(const Scenario& scenario, double horizon_seconds);

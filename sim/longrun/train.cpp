@@ -12,6 +12,8 @@
 #include "sim/longrun/checkpoint_cost.hpp"
 #include "sim/longrun/checkpoint_interval.hpp"
 #include "sim/longrun/failure_sources.hpp"
+#include "sim/longrun/published_failure_rates.hpp"
+#include "sim/step/memory_model.hpp"
 
 namespace simtrain {
 
@@ -23,6 +25,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunResult, wall_seconds, useful_seconds, step
 namespace {
 
 constexpr double day = 86400;
+constexpr double GiB = 1024.0 * 1024 * 1024;
 
 // What sets the run's length, in the user's words, to name it in an error.
 struct Budget {
@@ -129,13 +132,61 @@ std::vector<RunResult> simulate_runs(const RunModel& m, uint64_t first_seed, int
   return nlohmann::json::from_cbor(cbor).get<std::vector<RunResult>>();
 }
 
+
+// The job's peak memory per GPU, from the pipeline schedule alone; refused
+// where it exceeds the GPU's: a job that cannot run has no time or cost.
+void check_memory(const Scenario& s, const TrainRequest& request, TrainPlan& plan) {
+  const std::vector<MemoryBreakdown> stages = memory_per_pipeline_rank(s, build_workload(s));
+  for (size_t stage = 0; stage < stages.size(); ++stage)
+    if (stages[stage].total_bytes() > plan.peak_memory_bytes)
+      plan.peak_memory_bytes = stages[stage].total_bytes(), plan.peak_memory_stage = static_cast<int>(stage);
+  if (plan.peak_memory_bytes <= s.cluster.gpu.memory_bytes || request.ignore_memory) return;
+  throw InputError(s.source, "",
+                   format("does not fit in memory: %.1f GiB", plan.peak_memory_bytes / GiB) +
+                       format(" of %.0f GiB per GPU", s.cluster.gpu.memory_bytes / GiB) + " at pipeline stage " +
+                       std::to_string(plan.peak_memory_stage) +
+                       " (simtrain simulate shows what it holds); a job that cannot run has no time to train or cost "
+                       "(--ignore-memory prices it anyway)");
+}
+
+// The failure rates the runs draw from: the scenario's, published ones where it states none, or none.
+Scenario with_failure_rates(const Scenario& stated, const TrainRequest& request, std::string& description) {
+  Scenario s = stated;
+  ReliabilityConfig& r = s.run.reliability;
+  if (request.no_failures) {
+    r.gpu_mtbf_hours = r.node_mtbf_hours = r.link_mtbf_hours = r.switch_mtbf_hours = 0;
+    r.scheduled.clear();
+    description = "none (--no-failures)";
+  } else if (!r.rates_stated && r.scheduled.empty()) {
+    const PublishedRates published = published_failure_rates(r, r.spares_stated, static_cast<int>(s.cluster.num_gpus),
+                                                             s.cluster.topology.gpus_per_node, llama3_physical_links());
+    r = published.reliability;
+    description = published.description;
+  } else {
+    description = "the scenario's (" + s.source + ": reliability)";
+  }
+  return s;
+}
+
+// The runs to simulate: as asked, or default_runs where the event limit
+// allows (one where nothing fails: every run is the same).
+int runs_to_simulate(const TrainRequest& request, const RunModel& m, double events_per_run) {
+  if (request.runs > 0) return request.runs;
+  const bool anything_fails = !m.scheduled.empty() || std::any_of(m.sources.begin(), m.sources.end(), [](auto& f) {
+    return f.rate_per_second > 0;
+  });
+  if (!anything_fails) return 1;
+  return static_cast<int>(std::clamp(std::floor(max_simulated_events / events_per_run), 1.0, double(default_runs)));
+}
+
 }  // namespace
 
-TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
-  const int runs = std::max(1, request.runs);
-  const Budget budget = budget_of(s, request);
-  if (request.days <= 0) check_simulable(budget, runs, budget.steps);  // before the long step simulation
+TrainPlan plan_training(const Scenario& stated, const TrainRequest& request) {
   TrainPlan plan;
+  check_memory(stated, request, plan);
+  const Scenario s = with_failure_rates(stated, request, plan.failure_rates);
+  const Budget budget = budget_of(s, request);
+  if (request.days <= 0) check_simulable(budget, std::max(1, request.runs), budget.steps);  // before the long step simulation
   plan.step = simulate(s, request.replay);
   RunModel& m = plan.model;
   m.step_seconds = m.degraded_step_seconds = plan.step.timeline.step_seconds;
@@ -163,7 +214,8 @@ TrainPlan plan_training(const Scenario& s, const TrainRequest& request) {
       s.run.checkpoint, m.step_seconds, m.checkpoint_write_seconds, plan.stop_mtbf_seconds, failures.scheduled_stops);
   m.checkpoint_every_steps = interval.every_steps;
   plan.interval_rule = interval.rule;
-  choose_steps(plan, budget, request, runs);
+  choose_steps(plan, budget, request, std::max(1, request.runs));
+  const int runs = runs_to_simulate(request, m, expected_events(m));
   check_scheduled_before(s, m.wall_limit_seconds > 0 ? m.wall_limit_seconds : failure_free_seconds(m));
 
   m.gpus = world + static_cast<double>(m.reliability.spare_nodes) * s.cluster.topology.gpus_per_node;

@@ -29,7 +29,9 @@ struct TrainRequest {
   double tokens = 0;   // one of these two; else training.train_tokens
   int64_t steps = 0;
   double days = 0;     // the wall-time limit; alone, the run trains all the steps that fit in it
-  int runs = 1;        // seeds reliability.seed, +1, ...
+  int runs = 0;        // seeds reliability.seed, +1, ...; 0: default_runs (fewer where max_simulated_events binds, 1 where nothing fails)
+  bool no_failures = false;    // nothing fails: the ideal run
+  bool ignore_memory = false;  // price a job even if it does not fit in its GPUs' memory
   // replay.cancel (set from any thread) and Ctrl-C stop the step simulations
   // and the runs alike: plan_training throws Interrupted.
   ReplayOptions replay;
@@ -37,8 +39,15 @@ struct TrainRequest {
   std::function<void(const TrainProgress&)> on_progress;
 };
 
+// Runs with consecutive seeds when the request names no number: enough for
+// the 10th and 90th percentiles to fall on different runs.
+constexpr int default_runs = 20;
+
 struct TrainPlan {
   Simulation step;                    // the detailed single-step simulation
+  std::string failure_rates;          // where the failure rates come from
+  double peak_memory_bytes = 0;       // per GPU, at the pipeline stage that needs the most
+  int peak_memory_stage = 0;
   RunModel model;
   double checkpoint_bytes = 0;        // whole checkpoint
   double stop_mtbf_seconds = 0;       // mean time between failures that stop the job (0: none)
@@ -50,9 +59,12 @@ struct TrainPlan {
 
 // Simulates a step (and the degraded step when a redundant link can fail),
 // the checkpoint write and read through the storage model, then the runs.
-// Throws InputError for a request that does not fit the scenario, or that
-// would simulate more than max_simulated_events (before the step simulation
-// when the number of steps is known without it).
+// A scenario that states no failure rates fails at published ones
+// (sim/longrun/published_failure_rates.hpp) unless request.no_failures.
+// Throws InputError for a job that does not fit in its GPUs' memory (unless
+// request.ignore_memory), for a request that does not fit the scenario, or
+// that would simulate more than max_simulated_events (before the step
+// simulation when the number of steps is known without it).
 TrainPlan plan_training(const Scenario& scenario, const TrainRequest& request);
 
 nlohmann::json to_json(const TrainPlan& plan);

@@ -11,7 +11,7 @@ namespace simtrain {
 
 namespace {
 
-constexpr double hour = 3600, day = 86400;
+constexpr double hour = 3600, day = 86400, GiB = 1024.0 * 1024 * 1024;
 
 struct Summary {
   double mean = 0, p10 = 0, p50 = 0, p90 = 0;
@@ -32,16 +32,13 @@ Summary summarize(const std::vector<RunResult>& runs, Get get) {
 nlohmann::json to_json(const Summary& s) { return {{"mean", s.mean}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}}; }
 
 // "12.00 h mean (p10 11.00, p50 12.00, p90 13.00)" of a summary in `unit`, `decimals` after the point
-// (none: with commas).
-std::string mean_and_percentiles(const nlohmann::json& summary, double unit, const char* unit_name, int decimals) {
-  auto number = [&](const char* key) {
-    const double value = summary[key].get<double>() / unit;
-    if (decimals == 0) return with_commas(value);
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
-    return std::string(text);
-  };
-  return number("mean") + unit_name + " mean (p10 " + number("p10") + ", p50 " + number("p50") + ", p90 " + number("p90") + ")";
+// with thousands separators; of one run, "12.00 h".
+std::string mean_and_percentiles(const nlohmann::json& summary, size_t runs, double unit, const char* unit_name,
+                                 int decimals) {
+  auto number = [&](const char* key) { return with_commas(summary[key].get<double>() / unit, decimals); };
+  if (runs == 1) return number("mean") + unit_name;
+  return number("mean") + unit_name + " mean (p10 " + number("p10") + ", p50 " + number("p50") + ", p90 " +
+         number("p90") + ")";
 }
 
 }  // namespace
@@ -55,6 +52,16 @@ nlohmann::json to_json(const TrainPlan& plan) {
     for (const auto& [component, count] : r.failures)
       failures[component] = failures.value(component, 0.0) + static_cast<double>(count) / runs.size();
   return {{"scenario", nlohmann::json(plan.step.report.scenario_summary)},
+          {"memory", {{"gpu_bytes", plan.step.report.gpu_memory_bytes},
+                      {"peak_bytes", plan.peak_memory_bytes},
+                      {"peak_stage", plan.peak_memory_stage},
+                      {"out_of_memory", plan.peak_memory_bytes > plan.step.report.gpu_memory_bytes}}},
+          {"failure_rates", {{"source", plan.failure_rates},
+                             {"gpu_mtbf_hours", m.reliability.gpu_mtbf_hours},
+                             {"node_mtbf_hours", m.reliability.node_mtbf_hours},
+                             {"link_mtbf_hours", m.reliability.link_mtbf_hours},
+                             {"switch_mtbf_hours", m.reliability.switch_mtbf_hours},
+                             {"spare_nodes", m.reliability.spare_nodes}}},
           {"step_time_s", m.step_seconds},
           {"degraded_step_time_s", m.degraded_step_seconds},
           {"steps", m.steps},
@@ -87,49 +94,60 @@ nlohmann::json to_json(const TrainPlan& plan) {
 std::string to_text(const TrainPlan& plan) {
   const RunModel& m = plan.model;
   const nlohmann::json j = to_json(plan);
-  const std::string runs = " over " + std::to_string(plan.runs.size()) + " runs";
+  const size_t run_count = plan.runs.size();
+  const std::string runs = run_count == 1 ? " (1 run)" : " over " + std::to_string(run_count) + " runs";
   std::string out = "simtrain train: " + plan.step.report.scenario_name + "\n";
   for (const std::string& summary_line : plan.step.report.scenario_summary_lines) out += summary_line + "\n";
   out += "\n";
   auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
+  const double gpu_bytes = plan.step.report.gpu_memory_bytes;
+  line("memory per GPU", format("%.1f GiB", plan.peak_memory_bytes / GiB) + format(" of %.0f GiB", gpu_bytes / GiB) +
+                             (plan.peak_memory_bytes > gpu_bytes ? "  OUT OF MEMORY, priced anyway (--ignore-memory)"
+                                                                 : "  fits") +
+                             " (peak: stage " + std::to_string(plan.peak_memory_stage) + ")");
   line("step time", format("%.4f s (simulated)", m.step_seconds) +
                         (m.degraded_step_seconds != m.step_seconds
                              ? format(", %.4f s with one redundant link down", m.degraded_step_seconds)
                              : ""));
   line("steps", with_commas(static_cast<double>(m.steps)) + " (" +
                     with_commas(m.steps * j["tokens_per_step"].get<double>()) + " tokens) " + plan.steps_rule);
+  line("failure rates", plan.failure_rates);
   line("checkpoint", format("%.1f GB", plan.checkpoint_bytes / 1e9) + format(", write %.1f s", m.checkpoint_write_seconds) +
                          format(", read %.1f s", m.checkpoint_read_seconds) + "; " +
-                         (m.checkpoint_every_steps > 0 ? "every " + std::to_string(m.checkpoint_every_steps) + " steps: "
+                         (m.checkpoint_every_steps > 0 ? "every " + with_commas(double(m.checkpoint_every_steps)) + " steps: "
                                                        : "none: ") +
                          plan.interval_rule);
   line("job-stopping MTBF", plan.stop_mtbf_seconds > 0 ? format("%.2f h", plan.stop_mtbf_seconds / hour) : "no failures");
   if (m.wall_limit_seconds > 0)
-    line("trained", mean_and_percentiles(j["steps_done"], 1, " steps", 0) + ", " +
-                        with_commas(j["tokens_done"]["mean"].get<double>()) + " tokens mean," +
+    line("trained", mean_and_percentiles(j["steps_done"], run_count, 1, " steps", 0) + ", " +
+                        with_commas(j["tokens_done"]["mean"].get<double>()) + (run_count == 1 ? " tokens," : " tokens mean,") +
                         format(m.wall_limit_seconds == day ? " in %g day" : " in %g days", m.wall_limit_seconds / day) + runs);
   const bool all_trained = std::all_of(plan.runs.begin(), plan.runs.end(), [&](auto& r) { return r.steps == m.steps; });
   if (all_trained && !plan.steps_fill_days) {
     // Days for long runs, hours for short ones.
     const bool in_days = j["wall_time_s"]["mean"].get<double>() >= 2 * day;
-    line("time to train", mean_and_percentiles(j["wall_time_s"], in_days ? day : hour, in_days ? " days" : " h", 2) + runs);
+    line("time to train",
+         mean_and_percentiles(j["wall_time_s"], run_count, in_days ? day : hour, in_days ? " days" : " h", 2) + runs);
   }
   const auto& goodput = j["goodput"];
-  line("goodput", format("%.1f %% mean", 100 * goodput["mean"].get<double>()) +
-                      format(" (p10 %.1f %%", 100 * goodput["p10"].get<double>()) +
-                      format(", p90 %.1f %%)", 100 * goodput["p90"].get<double>()) + "  (useful training time / wall time)");
+  line("goodput", format("%.1f %%", 100 * goodput["mean"].get<double>()) +
+                      (run_count == 1 ? ""
+                                      : format(" mean (p10 %.1f %%", 100 * goodput["p10"].get<double>()) +
+                                            format(", p90 %.1f %%)", 100 * goodput["p90"].get<double>())) +
+                      "  (useful training time / wall time)");
   const auto& lost = j["lost_s"];
-  line("time lost (mean)", format("checkpoints %.1f h", lost["checkpoint_writes"].get<double>() / hour) +
-                               format(", lost work %.1f h", lost["lost_work"].get<double>() / hour) +
-                               format(", restarts %.1f h", lost["restarts"].get<double>() / hour) +
-                               format(", degraded links %.1f h", lost["degraded_links"].get<double>() / hour));
+  line(run_count == 1 ? "time lost" : "time lost (mean)",
+       format("checkpoints %.1f h", lost["checkpoint_writes"].get<double>() / hour) +
+           format(", lost work %.1f h", lost["lost_work"].get<double>() / hour) +
+           format(", restarts %.1f h", lost["restarts"].get<double>() / hour) +
+           format(", degraded links %.1f h", lost["degraded_links"].get<double>() / hour));
   std::string failures;
   for (const auto& [component, count] : j["failures_per_run"].items())
     failures += (failures.empty() ? "" : ", ") + component + format(" %.1f", count.get<double>());
-  line("failures (mean)", failures.empty() ? "none" : failures);
+  line(run_count == 1 ? "failures" : "failures (mean)", failures.empty() ? "none" : failures);
   if (m.price_per_gpu_hour > 0)
-    line("cost", format("$%.0f mean", j["cost_usd"]["mean"].get<double>()) + format(" (%.0f GPUs", m.gpus) +
-                     format(" at $%.2f per GPU-hour", m.price_per_gpu_hour) +
+    line("cost", "$" + with_commas(j["cost_usd"]["mean"].get<double>()) + (run_count == 1 ? "" : " mean") +
+                     " (" + with_commas(m.gpus) + " GPUs" + format(" at $%.2f per GPU-hour", m.price_per_gpu_hour) +
                      (m.default_price_gpu.empty()
                           ? ")"
                           : ", " + m.default_price_gpu + "'s rental price: cluster.price_per_gpu_hour sets another)"));

@@ -50,6 +50,9 @@ RunConfig parse_run_config(const nlohmann::json* reliability, const nlohmann::js
     r.node_mtbf_hours = f.number("node_mtbf_hours").value_or(0);
     r.link_mtbf_hours = f.number("link_mtbf_hours").value_or(0);
     r.switch_mtbf_hours = f.number("switch_mtbf_hours").value_or(0);
+    r.rates_stated = f.has("gpu_mtbf_hours") || f.has("node_mtbf_hours") || f.has("link_mtbf_hours") ||
+                     f.has("switch_mtbf_hours");
+    r.spares_stated = f.has("spare_nodes");
     r.repair_hours = f.number("repair_hours").value_or(r.repair_hours);
     r.spare_nodes = f.integer("spare_nodes", 0).value_or(0);
     r.detection_seconds = f.number("detection_seconds").value_or(r.detection_seconds);

@@ -33,6 +33,10 @@ struct ReliabilityConfig {
   double reschedule_seconds = 300;  // re-queueing and re-initialising the job
   uint64_t seed = 1;
   std::vector<ScheduledFailure> scheduled;
+  // The scenario gives an MTBF (else `train` takes published rates,
+  // sim/longrun/published_failure_rates.hpp), and spare_nodes.
+  bool rates_stated = false;
+  bool spares_stated = false;
 };
 
 struct CheckpointConfig {
