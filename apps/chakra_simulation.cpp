@@ -36,6 +36,7 @@ ChakraSimulation simulate_chakra(ChakraTraces traces, const std::string& prefix,
   add_replay_figures(r, program, sim.timeline);
   r.hardware_tflops_per_gpu = sim.traces.recorded_flops / r.step_seconds / program.world_size / 1e12;
   r.memory_known = false;
+  r.workload_known = false;
   long long compute_tasks = 0;
   for (const Task& t : program.tasks) compute_tasks += is_compute(t.kind);
   r.time_sources["recorded"]["Chakra duration_micros"] = compute_tasks;

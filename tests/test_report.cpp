@@ -381,6 +381,8 @@ TEST(FreeCommunication, EveryExposedFigureIsZeroAndTheStepIsComputePlusIdle) {
       {"tiny-4gpu (tied embeddings, TP 2 x PP 2)", load_scenario("tiny-4gpu")},
       {"megatron-1.7b-32xa100", load_scenario("megatron-1.7b-32xa100")},
       {"TP 2 x PP 2 x DP 2 interleaved", fixtures::scenario_from(every_parallelism())},
+      // Its batches send to one neighbour and receive from the other: waiting for the second is idle.
+      {"PP 4 interleaved", load_scenario(std::string(SIMTRAIN_SOURCE_DIR) + "/gui/examples/pp4-interleaved.json")},
       {"PP 4 x DP 2, ZeRO 1", fixtures::scenario_from(deep_pipeline)},
       {"ZB-H1, PP 2 x DP 2 through a parameter server", fixtures::scenario_from(zero_bubble)}};
   ASSERT_TRUE(scenarios.front().second.model.tie_word_embeddings);

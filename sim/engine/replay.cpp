@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <string_view>
 #include <stdexcept>
 #include <tuple>
 
@@ -31,6 +32,10 @@ namespace {
 
 // Thrown in the actor that stopped the job, to end it once every other actor is killed.
 struct JobStopped {};
+
+// A message from the replay's child process that names the phase it begins
+// (ReplayOptions::on_phase); the others count tasks.
+constexpr std::string_view kPhaseMessage = "phase ";
 
 // The program, once the fabric is known to have a host for each of its parameter servers.
 const Program& with_servers_in(const Program& program, const Fabric& fabric) {
@@ -67,10 +72,14 @@ public:
   Replay(const Program& program, const Fabric& fabric, const std::vector<double>& work_seconds,
          const ReplayOptions& options, const ProgressSender& send_progress)
       : prog_(with_servers_in(program, fabric)), fabric_(fabric), work_seconds_(work_seconds), options_(options),
-        send_progress_(send_progress), lanes_(prog_, options_.gpu_speed_factors),
+        send_progress_(send_progress),
+        lanes_((say_phase("setting up: lanes"), Lanes(prog_, options_.gpu_speed_factors))),
         plans_(fabric_, options_.allreduce_algorithm), link_bytes_per_second_(link_capacities(fabric_, options_)),
-        altered_links_(altered_links(fabric_, options_)), flows_(prog_, fabric_, lanes_, plans_, altered_links_),
-        classes_(prog_, fabric_, lanes_, flows_, link_bytes_per_second_, altered_links_, options_) {
+        altered_links_(altered_links(fabric_, options_)),
+        flows_((say_phase("setting up: flows"),
+                LaneFlows(prog_, fabric_, lanes_, plans_, altered_links_))),
+        classes_((say_phase("setting up: replica classes"),
+                  ReplicaClasses(prog_, fabric_, lanes_, flows_, link_bytes_per_second_, altered_links_, options_))) {
     timing_.resize(prog_.tasks.size());
     done_.assign(prog_.tasks.size(), 0);
     posted_.assign(prog_.tasks.size(), 0);
@@ -85,14 +94,17 @@ public:
     configure_simgrid();
     std::vector<double> capacities = link_bytes_per_second_;
     for (size_t l = 0; l < capacities.size(); ++l) capacities[l] *= classes_.capacity_scale(static_cast<int>(l));
+    say_phase("setting up: SimGrid platform");
     platform_ = build_replay_platform(fabric_, needed_gpus(), prog_.servers, platform_routes(), capacities);
     std::vector<sg4::Host*> destinations;
     for (const auto& [src, dst] : platform_.route_hosts) destinations.push_back(dst);
     transfers_.emplace(destinations);
     for (size_t l = 0; l < lanes_.size(); ++l)
       lane_sync_.push_back({sg4::Mutex::create(), sg4::ConditionVariable::create()});
+    say_phase("setting up: actors");
     start_actors();
     start_failure_injector();
+    say_phase("replaying the step");
     engine.run();
     return finish();
   }
@@ -252,6 +264,8 @@ private:
 
   LaneSync& lane_sync_of_task(int id) { return lane_sync_[lanes_.lane_of_rank(prog_.tasks[id].rank)]; }
 
+  void say_phase(const std::string& phase) const { send_progress_(std::string(kPhaseMessage) + phase); }
+
   void report_progress() {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_progress_ < std::chrono::milliseconds(250)) return;
@@ -320,9 +334,11 @@ private:
 
   // A batch of paired transfers (Megatron's batch_isend_irecv and its wait):
   // posted together once the stream reaches it, each transfer starting when
-  // its other side is posted too; all of them end, and the stream goes on,
-  // when the last transfer is done. A transfer starts when its SEND and RECV
-  // are both posted and ends when its flows do.
+  // its other side is posted too; the stream goes on when the last transfer
+  // is done. A transfer starts when its SEND and RECV are both posted and
+  // ends when its flows do: each task's time is its own transfer's, so that
+  // waiting for a peer to post (or for another transfer of the batch to
+  // start) is idle, not communication.
   void run_batch(std::span<const int> batch) {
     for (int id : batch)
       if (prog_.tasks[id].kind == TaskKind::SEND)
@@ -334,13 +350,9 @@ private:
     for (int id : batch) {
       const int send = prog_.tasks[id].kind == TaskKind::SEND ? id : ran_as(prog_.deps(id).front());
       wait_until(transferred_, send);
-      timing_[id].start = timing_[send].start;
+      timing_[id] = timing_[send];
     }
-    const double end = sg4::Engine::get_clock();
-    for (int id : batch) {
-      timing_[id].end = end;
-      mark_done(prog_.tasks[id]);
-    }
+    for (int id : batch) mark_done(prog_.tasks[id]);
   }
 
   // An actor of its own waits for the SEND's RECV to be posted and sends
@@ -352,6 +364,7 @@ private:
         wait_until(posted_, classes_.stand_in(receive_of_send_[send.id]));
         timing_[send.id].start = sg4::Engine::get_clock();
         if (!options_.free_communication) send_flows(*flows_.comm(send.id));  // every lane member's transfer at once
+        timing_[send.id].end = sg4::Engine::get_clock();
         raise(transferred_, send.id);
       } catch (const JobStopped&) {
       }
@@ -435,8 +448,13 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
                 const ReplayOptions& options) {
   ChildOptions child;
   child.cancel = options.cancel;
-  if (options.on_progress)
+  if (options.on_progress || options.on_phase)
     child.on_message = [&](const std::string& message) {
+      if (message.starts_with(kPhaseMessage)) {
+        if (options.on_phase) options.on_phase(message.substr(kPhaseMessage.size()));
+        return;
+      }
+      if (!options.on_progress) return;
       ReplayProgress progress;
       unsigned long long done = 0, total = 0;
       if (std::sscanf(message.c_str(), "%lf %llu %llu", &progress.simulated_seconds, &done, &total) != 3) return;
@@ -444,6 +462,7 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
       progress.tasks_total = total;
       options.on_progress(progress);
     };
+  if (options.on_phase) options.on_phase("setting up the replay");
   const std::string bytes = run_in_child(
       [&](const ProgressSender& send_progress) {
         Replay simulation(program, fabric, work_seconds, options, send_progress);

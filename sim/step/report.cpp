@@ -284,6 +284,9 @@ ordered_json to_json(const MemoryBreakdown& m) {
           {"peak_in_flight_microbatches", m.peak_in_flight_microbatches}};
 }
 
+// A figure, or null where what it needs is unknown.
+ordered_json known_if(bool known, double value) { return known ? ordered_json(value) : ordered_json(nullptr); }
+
 }  // namespace
 
 ordered_json to_json(const StepReport& r) {
@@ -297,10 +300,10 @@ ordered_json to_json(const StepReport& r) {
   return {{"scenario", r.scenario_summary},
           {"step_time_s", r.step_seconds},
           {"stopped", r.stopped ? ordered_json(r.stop_reason) : ordered_json(false)},
-          {"tokens_per_s", r.tokens_per_second},
-          {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+          {"tokens_per_s", known_if(r.workload_known, r.tokens_per_second)},
+          {"model_tflops_per_gpu", known_if(r.workload_known, r.model_tflops_per_gpu)},
           {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},
-          {"mfu", r.mfu},
+          {"mfu", known_if(r.workload_known, r.mfu)},
           {"bubble",
            {{"fraction_of_step", r.bubble_fraction},
             {"over_compute", r.bubble_over_compute},
@@ -344,10 +347,16 @@ std::string sensitivity_text(const StepReport& r) {
 void add_step_figures(std::string& out, const StepReport& r) {
   add_line(out, "step time", format("%.4f s", r.step_seconds));
   if (r.sensitivity) add_line(out, "sensitivity", sensitivity_text(r));
-  add_line(out, "throughput", with_commas(r.tokens_per_second) + " tokens/s");
-  add_line(out, "achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +
-                                format(" (%.1f with recompute)", r.hardware_tflops_per_gpu));
-  add_line(out, "MFU", format("%.1f %%", r.mfu * 100) + "  (model FLOPs / (step time x GPUs x peak))");
+  if (r.workload_known) {
+    add_line(out, "throughput", with_commas(r.tokens_per_second) + " tokens/s");
+    add_line(out, "achieved", format("%.1f TFLOP/s per GPU", r.model_tflops_per_gpu) +
+                                  format(" (%.1f with recompute)", r.hardware_tflops_per_gpu));
+    add_line(out, "MFU", format("%.1f %%", r.mfu * 100) + "  (model FLOPs / (step time x GPUs x peak))");
+  } else {
+    add_line(out, "achieved", format("%.1f TFLOP/s per GPU", r.hardware_tflops_per_gpu) +
+                                  " as recorded (throughput and MFU unknown: the traces say nothing of tokens or "
+                                  "model FLOPs)");
+  }
   add_line(out, "pipeline bubble", format("%.1f %% of the step", r.bubble_fraction * 100) +
                                        format(" (idle / step, mean over stages; idle / compute = %.1f %%)",
                                               r.bubble_over_compute * 100));

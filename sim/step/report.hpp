@@ -86,6 +86,9 @@ struct StepReport {
   double step_seconds = 0;
   bool stopped = false;  // a failure stopped the job: the figures cover the time until then
   std::string stop_reason;
+  // false: a replayed trace, which says nothing of the tokens a step trains
+  // or of the model's FLOPs: throughput, model TFLOP/s and MFU stay 0 and are not reported.
+  bool workload_known = true;
   double tokens_per_second = 0;
   double model_tflops_per_gpu = 0;     // without recompute
   double hardware_tflops_per_gpu = 0;  // with recompute
