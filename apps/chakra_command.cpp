@@ -15,13 +15,14 @@ ChakraCommand::ChakraCommand(CLI::App& app) {
   scenario_.add_to(*command_, false);
   command_->add_option("out_prefix", prefix_, "path prefix of the files, e.g. traces/gpt3 (its folder must exist)")
       ->required();
+  force_.add_to(*command_);
 }
 
 void ChakraCommand::run(std::ostream& out) const {
   const Scenario scenario = scenario_.load();
   const Program program = build_program(scenario, build_workload(scenario));
   const std::vector<double> seconds = work_durations(program, *make_cost_model(scenario), scenario.training.dtype);
-  const ChakraExport written = export_chakra(program, seconds, prefix_, "OUT_PREFIX");
+  const ChakraExport written = export_chakra(program, seconds, prefix_, "OUT_PREFIX", force_.existing_files());
   out << "wrote " << written.files.size() - 1 << " Chakra traces (" << with_commas(double(written.nodes))
       << " nodes) " << prefix_ << ".{0.." << program.world_size - 1 << "}.et and " << written.files.back() << "\n"
       << "ASTRA-sim: --workload-configuration=" << prefix_ << " --comm-group-configuration=" << written.files.back()

@@ -2,13 +2,14 @@
 // `simtrain export-chakra SCENARIO OUT_PREFIX [--set key=value]...`: the
 // scenario's Program as Chakra execution traces for ASTRA-sim
 // (sim/chakra/chakra_export.hpp), compute durations from the scenario's cost
-// model.
+// model. Existing files are replaced only with --force.
 #include <ostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "scenario_arguments.hpp"
+#include "sim/base/force_flag.hpp"
 
 namespace simtrain {
 
@@ -23,6 +24,7 @@ private:
   CLI::App* command_;
   ScenarioArguments scenario_;
   std::string prefix_;
+  ForceFlag force_;
 };
 
 }  // namespace simtrain

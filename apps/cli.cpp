@@ -1,26 +1,28 @@
 #include "cli.hpp"
 
-#include <unistd.h>
-
 #include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "chakra_command.hpp"
 #include "chakra_simulation.hpp"
+#include "list_command.hpp"
 #include "live_command.hpp"
 #include "megatron_command.hpp"
 #include "platform_command.hpp"
 #include "process_world.hpp"
 #include "profile_plan.hpp"
 #include "profiler.hpp"
+#include "progress_line.hpp"
 #include "scenario_arguments.hpp"
 #include "search_command.hpp"
-#include "sim/base/embedded_files.hpp"
+#include "sim/base/force_flag.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/interrupt_guard.hpp"
+#include "sim/base/json_fields.hpp"
 #include "sim/base/option_checks.hpp"
 #include "sim/base/output_files.hpp"
+#include "version.hpp"
 #include "sim/engine/simulate.hpp"
 #include "sim/longrun/train.hpp"
 #include "sim/program/pipeline_grid.hpp"
@@ -31,16 +33,6 @@
 namespace simtrain {
 
 namespace {
-
-void list_builtins(std::ostream& out) {
-  out << "GPUs:";
-  for (const GpuSpec& gpu : builtin_gpus()) out << " " << gpu.name;
-  out << "\ntopologies:";
-  for (const EmbeddedFile& f : embedded_topologies()) out << " " << f.name;
-  out << "\nscenarios:";
-  for (const EmbeddedFile& f : embedded_scenarios()) out << " " << f.name;
-  out << "\n";
-}
 
 // A GPU on a system built for another keeps that system's NVLink: said before its figures.
 void warn_of_fabric_mismatch(const Scenario& scenario, std::ostream& err) {
@@ -54,6 +46,7 @@ void warn_of_fabric_mismatch(const Scenario& scenario, std::ostream& err) {
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"simtrain: simulate LLM training steps on GPU clusters"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text(), "print simtrain's version and exit");
 
   auto* simulate_command = app.add_subcommand("simulate", "simulate one training step and print the report");
   ScenarioArguments simulate_args;
@@ -170,7 +163,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   if (live_commands.parsed()) return live_commands.run(command_line(argc, argv), out, err);
   const InterruptGuard interrupt_guard;
-  OutputFiles outputs(out);
+  OutputFiles outputs(out, force.existing_files());
   try {
     if (simulate_command->parsed()) {
       outputs.add("--trace", trace_path);
@@ -180,12 +173,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       options.free_communication = free_communication;
       options.full_replay = full_replay;
       options.allreduce_algorithm = parse_allreduce_algorithm(algorithm);
-      const bool show_progress = !quiet && ::isatty(STDERR_FILENO);
-      if (show_progress)
-        options.on_progress = [&err](const ReplayProgress& p) {
-          err << "\rsimulating: " << p.simulated_seconds << " s simulated, " << p.tasks_done << "/" << p.tasks_total
-              << " tasks" << std::flush;
-        };
+      ProgressLine progress(err, progress_wanted(quiet));
+      show_simulation_progress(options, progress);
       const SensitivityReplays replays = sensitivity      ? SensitivityReplays::always
                                          : no_sensitivity ? SensitivityReplays::none
                                                           : SensitivityReplays::automatic;
@@ -209,7 +198,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       const Program& program = sim ? sim->program : replayed->traces.program;
       const Timeline& timeline = sim ? sim->timeline : replayed->timeline;
       const StepReport& report = sim ? sim->report : replayed->report;
-      if (show_progress) err << "\r" << std::string(72, ' ') << "\r" << std::flush;
+      progress.clear();
       (outputs.writes_standard_output() ? err : out) << to_text(report);
       const TraceOrigin origin{replayed                    ? chakra_prefix
                                : simulate_args.path.empty() ? std::string(default_scenario_name())
@@ -223,22 +212,17 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       const Scenario scenario = train_args.load();
       outputs.refuse_inputs(scenario.files_read);
       warn_of_fabric_mismatch(scenario, err);
-      const bool show_progress = !train_quiet && ::isatty(STDERR_FILENO);
-      if (show_progress)
-        train_request.on_progress = [&err](const TrainProgress& p) {
-          err << "\rtraining: " << p.runs_done << "/" << p.runs << " runs done; run " << p.runs_done + 1 << " at "
-              << std::lround(p.simulated_seconds / 8640) / 10.0 << " simulated days   " << std::flush;
+      ProgressLine progress(err, progress_wanted(train_quiet));  // cleared also when the runs fail
+      show_simulation_progress(train_request.replay, progress);
+      std::optional<double> runs_began_seconds;
+      if (progress.wanted())
+        train_request.on_progress = [&](const TrainProgress& p) {
+          if (!runs_began_seconds) runs_began_seconds = progress.elapsed_seconds();
+          progress.show(
+              train_progress_text(p, progress.elapsed_seconds(), progress.elapsed_seconds() - *runs_began_seconds));
         };
-      struct ClearsProgress {  // also when the runs are interrupted or fail
-        std::ostream* err;
-        ~ClearsProgress() {
-          if (err) *err << "\r" << std::string(72, ' ') << "\r" << std::flush;
-        }
-      };
-      const TrainPlan plan = [&] {
-        const ClearsProgress clears{show_progress ? &err : nullptr};
-        return plan_training(scenario, train_request);
-      }();
+      const TrainPlan plan = plan_training(scenario, train_request);
+      progress.clear();
       (outputs.writes_standard_output() ? err : out) << to_text(plan);
       outputs.write({{"--trace", [&](std::ostream& o) { write_run_trace(o, plan.runs.front()); }},
                      {"--report", [&](std::ostream& o) { o << to_json(plan).dump(2) << "\n"; }}});
@@ -264,8 +248,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     } else if (profile_command->parsed()) {
       profile_options.command_line = command_line(argc, argv);
       profile_options.progress = &err;
+      profile_options.existing_files = force.existing_files();
       std::vector<Scenario> scenarios = {profile_args.load()};
-      for (const std::string& path : profile_also) scenarios.push_back(load_scenario(path, profile_args.overrides));
+      for (const std::string& path : profile_also) scenarios.push_back(load_named_scenario(path, profile_args.overrides));
       if (profile_list) {
         print_profile_plan(profile_plan(scenarios, profile_options.sweep), out);
       } else if (profile_path.empty()) {
@@ -276,7 +261,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
         if (profile_path != "-") out << "wrote " << profile_path << "\n";
       }
     } else {
-      list_builtins(out);
+      list_command.run(out);
     }
   } catch (const InputError& e) {
     err << "simtrain: " << e.what() << "\n";
@@ -286,6 +271,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     return 130;
   } catch (const OutputError& e) {
     err << "simtrain: " << e.what() << "\n";
+    return 1;
+  } catch (const nlohmann::json::exception& e) {  // a field read without a check: its reason, not the library's code
+    err << "simtrain: error: " << json_error_reason(e) << "\n";
     return 1;
   } catch (const std::exception& e) {
     err << "simtrain: error: " << e.what() << "\n";

@@ -35,10 +35,11 @@ MegatronCommand::MegatronCommand(CLI::App& app) {
   command_->add_option("--out", out_path_, "the scenario JSON file; - (the default) for standard output");
   command_->add_flag("--ignore-unknown", ignore_unknown_,
                      "write the scenario without the flags it does not simulate (warned about) instead of refusing");
+  force_.add_to(*command_);
 }
 
 void MegatronCommand::run(std::ostream& out, std::ostream& err) const {
-  OutputFiles outputs(out);
+  OutputFiles outputs(out, force_.existing_files());
   outputs.add("--out", out_path_);
   std::string line;
   for (const std::vector<std::string>& part : {arguments_, command_->remaining()})

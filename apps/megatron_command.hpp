@@ -1,6 +1,6 @@
 #pragma once
 // `simtrain from-megatron "<pretrain_gpt.py arguments>" --gpu G --topology T
-// --num-gpus N [--out scenario.json]`: a scenario from a Megatron-LM launch
+// --num-gpus N [--out scenario.json [--force]]`: a scenario from a Megatron-LM launch
 // line (sim/scenario/megatron_arguments.hpp), checked by loading it, written
 // under the output policy. Ignored flags and assumptions are printed; flags
 // not simulated refuse the conversion (exit 2) unless --ignore-unknown.
@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "sim/base/force_flag.hpp"
 
 namespace simtrain {
 
@@ -25,6 +27,7 @@ private:
   std::string gpu_, topology_, out_path_ = "-";
   int64_t num_gpus_ = 0;
   bool ignore_unknown_ = false;
+  ForceFlag force_;
 };
 
 }  // namespace simtrain

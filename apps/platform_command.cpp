@@ -21,14 +21,12 @@ PlatformCommand::PlatformCommand(CLI::App& app) {
       ->check(between(2, max_platform_gpus));
   command_->add_option("out", out_path_, "the platform file to write, e.g. my-cluster.xml; - for standard output")
       ->required();
-  command_->add_flag("--force", force_, "replace OUT if it exists");
+  force_.add_to(*command_);
 }
 
 void PlatformCommand::run(std::ostream& out) const {
-  OutputFiles outputs(out);
+  OutputFiles outputs(out, force_.existing_files());
   outputs.add("OUT", out_path_);
-  if (out_path_ != "-" && !force_ && output_target(out_path_).exists)
-    throw InputError("OUT " + out_path_, "", "exists (pass --force to replace it)");
   const Topology topology = with_platform_routes(topology_from_json(topology_, "--topology", "", "."), num_gpus_);
   outputs.refuse_inputs({topology.file, topology.platform_file});
   const Fabric fabric = [&] {

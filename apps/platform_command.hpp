@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/base/force_flag.hpp"
+
 namespace simtrain {
 
 class PlatformCommand {
@@ -21,7 +23,7 @@ private:
   CLI::App* command_;
   std::string topology_, out_path_;
   int num_gpus_ = 0;
-  bool force_ = false;
+  ForceFlag force_;
 };
 
 }  // namespace simtrain

@@ -1,12 +1,11 @@
 #include "search_command.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
 #include "distribution.hpp"
+#include "progress_line.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/option_checks.hpp"
 #include "sim/base/output_files.hpp"
@@ -72,16 +71,6 @@ void refuse_conflicts(const std::vector<std::string>& sets, const std::vector<st
   }
 }
 
-std::string duration(double seconds) {
-  char text[32];
-  const long s = static_cast<long>(seconds + 0.5);
-  if (s >= 3600)
-    std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s / 60 % 60);
-  else
-    std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
-  return text;
-}
-
 // "search: 26 simulations in 14.2 s, 1.8 per second" (on standard error: the
 // figures on standard output depend on the scenario alone).
 void report_speed(std::ostream& err, const SearchCounts& counts, std::chrono::steady_clock::duration elapsed) {
@@ -92,34 +81,6 @@ void report_speed(std::ostream& err, const SearchCounts& counts, std::chrono::st
                 seconds > 0 ? static_cast<double>(simulations) / seconds : 0.0);
   err << line;
 }
-
-// "search [#####.....] 120/340 simulated, 2876 pruned, 1m12s left"
-class ProgressBar {
-public:
-  explicit ProgressBar(std::ostream& err) : err_(err), start_(std::chrono::steady_clock::now()) {}
-  ~ProgressBar() {
-    if (shown_) err_ << "\r" << std::string(width_, ' ') << "\r" << std::flush;
-  }
-
-  void show(const SearchProgress& p) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const long long total = p.simulated + p.remaining;
-    const int filled = total ? static_cast<int>(30 * p.simulated / total) : 0;
-    std::string line = "search [" + std::string(filled, '#') + std::string(30 - filled, '.') + "] " +
-                       std::to_string(p.simulated) + "/" + std::to_string(total) + " simulated, " +
-                       std::to_string(p.pruned) + " pruned";
-    if (p.simulated > 0) line += ", " + duration(elapsed / p.simulated * p.remaining) + " left (at most)";
-    width_ = std::max(width_, line.size());
-    err_ << "\r" << line << std::string(width_ - line.size(), ' ') << std::flush;
-    shown_ = true;
-  }
-
-private:
-  std::ostream& err_;
-  std::chrono::steady_clock::time_point start_;
-  size_t width_ = 0;
-  bool shown_ = false;
-};
 
 }  // namespace
 
@@ -145,7 +106,7 @@ SearchCommand::SearchCommand(CLI::App& app) {
   command_->add_option("--tie", tie_percent_,
                        "rows within this many percent of a better one rank alike (default 1: what one step time "
                        "cannot tell apart)")
-      ->check(CLI::Range(0.0, 99.0));
+      ->check(between(0, 99));
   command_->add_option("--jobs", jobs_, "simulations at once (default: all cores)")->check(at_least(1));
   command_->add_option("--round", round_size_, "configurations simulated between two pruning rounds")
       ->check(at_least(1));
@@ -156,10 +117,11 @@ SearchCommand::SearchCommand(CLI::App& app) {
                      "run each GPU type on the built-in system built for it where the scenario's topology was built for "
                      "another (DGX A100's for A100, ...)");
   command_->add_flag("--quiet", quiet_, "no progress bar");
+  force_.add_to(*command_);
 }
 
 void SearchCommand::run(std::ostream& out, std::ostream& err) const {
-  OutputFiles outputs(out);
+  OutputFiles outputs(out, force_.existing_files());
   outputs.add("--csv", csv_path_);
   outputs.add("--json", json_path_);
   outputs.add("--pareto-svg", svg_path_);
@@ -199,12 +161,13 @@ void SearchCommand::run(std::ostream& out, std::ostream& err) const {
     ~Leave() { stop_distribution(); }
   } leave;
   const bool lead = distribution.rank == 0;
-  std::unique_ptr<ProgressBar> bar;
-  if (lead && !quiet_ && ::isatty(STDERR_FILENO)) bar = std::make_unique<ProgressBar>(err);
+  ProgressLine line(err, lead && progress_wanted(quiet_));
+  line.show("search: enumerating the candidates");
   const auto start = std::chrono::steady_clock::now();
-  const SearchResult result =
-      run_search(request, distribution.simulator, [&](const SearchProgress& p) { if (bar) bar->show(p); });
-  bar.reset();
+  const SearchResult result = run_search(request, distribution.simulator, [&](const SearchProgress& p) {
+    line.show(search_progress_text(p, line.elapsed_seconds()));
+  });
+  line.clear();  // before the results
   if (!lead) return;
   for (const std::string& warning : result.warnings) err << "simtrain search: warning: " << warning << "\n";
   if (!quiet_) report_speed(err, result.counts, std::chrono::steady_clock::now() - start);

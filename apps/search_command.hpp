@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "scenario_arguments.hpp"
+#include "sim/base/force_flag.hpp"
 
 namespace simtrain {
 
@@ -27,6 +28,7 @@ private:
   double tie_percent_ = 1;
   bool fabric_follows_gpu_ = false;
   bool quiet_ = false;
+  ForceFlag force_;
 };
 
 }  // namespace simtrain

@@ -288,14 +288,14 @@ live_trace=$out_dir/live-trace.json.gz
 live_sets=()  # what the simulation must be told to build the Program the live step ran (the GPU's: nothing)
 if [[ $mode == gpu ]]; then
   if have live/simtrain-live; then
-    step live-step 20 "$bin/live/simtrain-live" live "$live_scenario" --backend cuda --trace "$live_trace"
+    step live-step 20 "$bin/live/simtrain-live" live "$live_scenario" --backend cuda --trace "$live_trace" --force
   else
     skip live-step "$bin has no live/simtrain-live (see the build's 'live:' messages)"
   fi
 elif [[ $mode == dry-run ]]; then
   live_sets=("${dry_run_shrink[@]}" --set num_hidden_layers=$dry_run_layers --set global_batch_size=$dry_run_micro_batches)
   step live-step 40 "$bin/simtrain" live "$live_scenario" --backend host "${dry_run_shrink[@]}" \
-      --layers $dry_run_layers --micro-batches $dry_run_micro_batches --trace "$live_trace"
+      --layers $dry_run_layers --micro-batches $dry_run_micro_batches --trace "$live_trace" --force
 fi
 
 # ---- simulate the live step's Program and compare (needs simtrain with SimGrid) ----
@@ -309,10 +309,10 @@ if [[ $mode != gpu ]] && have simtrain && [[ -f $live_trace ]]; then
     say "no $profile: the simulation uses the kernel model"
   fi
   step simulate 5 "$bin/simtrain" simulate "$live_scenario" "${live_sets[@]}" "${profile_set[@]}" --no-sensitivity \
-      --trace "$out_dir/sim-trace.json.gz"
+      --trace "$out_dir/sim-trace.json.gz" --force
   calibrated=$out_dir/live-calibrated-profile.json
   step compare 2 bash -c "set -o pipefail; '$bin/simtrain' compare '$out_dir/sim-trace.json.gz' '$live_trace' \
-                          --json '$out_dir/compare.json' --calibrate '$calibrated' | tee '$out_dir/compare.txt'"
+                          --json '$out_dir/compare.json' --calibrate '$calibrated' --force | tee '$out_dir/compare.txt'"
   # The attention re-timing's CPU half: which entries it would time.
   [[ $mode == dry-run ]] && step attention-sdpa-plan 1 python3 bench/attention_sdpa.py --list "$calibrated"
 elif [[ $mode == gpu ]]; then

@@ -32,6 +32,7 @@ LiveCommands::LiveCommands(CLI::App& app) {
                     "seconds without a completed task before the run stops (default: " + default_timeout_rule() + ")")
       ->check(more_than(0));
   live_->add_option("--inject-fault", fault_, "test the fault handling: kill:RANK:TASK, hang:RANK:TASK or fail:RANK:TASK");
+  live_force_.add_to(*live_);
 
   compare_ = app.add_subcommand("compare", "compare a simulated trace with a live one, task by task");
   compare_->add_option("simulated", simulated_trace_, "trace of `simtrain simulate --trace`")->required();
@@ -39,6 +40,7 @@ LiveCommands::LiveCommands(CLI::App& app) {
   compare_->add_option("--json", comparison_json_, "write the comparison as JSON");
   compare_->add_option("--calibrate", calibration_path_,
                        "write the live run's measured kernel times as a kernel-profile database");
+  compare_force_.add_to(*compare_);
 }
 
 int LiveCommands::run(const std::string& command_line, std::ostream& out, std::ostream& err) {
@@ -63,6 +65,7 @@ int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
     if (launcher_rank() != 0) return kQuietRankExitCode;
     throw;
   }
+  request_.existing_files = live_force_.existing_files();
   const std::unique_ptr<ProcessWorld> world = join_process_world(nullptr, nullptr);
   // Bad input is refused by every rank alike, and agreed failures are thrown
   // by all: rank 0 says it once.
@@ -78,7 +81,7 @@ int LiveCommands::run_live_command(std::ostream& out, std::ostream& err) {
 }
 
 void LiveCommands::run_compare(const std::string& command_line, std::ostream& out, std::ostream& err) {
-  OutputFiles outputs(out);
+  OutputFiles outputs(out, compare_force_.existing_files());
   outputs.add("--json", comparison_json_);
   outputs.add("--calibrate", calibration_path_);
   outputs.refuse_inputs({simulated_trace_, live_trace_});

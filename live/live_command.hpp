@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "live_run.hpp"
+#include "sim/base/force_flag.hpp"
 
 namespace simtrain {
 
@@ -28,6 +29,7 @@ private:
   LiveRequest request_;
   std::string fault_;
   std::string simulated_trace_, live_trace_, calibration_path_, comparison_json_;
+  ForceFlag live_force_, compare_force_;
 };
 
 }  // namespace simtrain

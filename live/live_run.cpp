@@ -297,7 +297,7 @@ StopReport stop_report(const std::map<int, std::string>& statuses, int world_siz
 }
 
 int run_live(const LiveRequest& request, ProcessWorld& world, std::ostream& out, std::ostream& err) {
-  OutputFiles outputs(out);  // checked on every rank before anything runs; rank 0 writes
+  OutputFiles outputs(out, request.existing_files);  // checked on every rank before anything runs; rank 0 writes
   outputs.add("--trace", request.trace_path);
   const ScaledScenario scaled = load_scaled(request);
   const Scenario& scenario = scaled.scenario;

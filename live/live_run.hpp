@@ -11,6 +11,7 @@
 
 #include "executor.hpp"
 #include "process_world.hpp"
+#include "sim/base/output_files.hpp"
 
 namespace simtrain {
 
@@ -22,6 +23,7 @@ struct LiveRequest {
   std::optional<int64_t> layers;         // num_hidden_layers
   std::optional<int64_t> micro_batches;  // per pipeline per step (sets global_batch_size)
   std::string trace_path;                // written by rank 0, atomically
+  ExistingFiles existing_files = ExistingFiles::refuse;  // an existing trace_path: replaced with --force
   std::string checkpoint_dir;            // write every rank's shard of state after the step
   std::string resume_dir;                // verify a checkpoint before the step
   // No task completes for this long: the run stops. Default: from the

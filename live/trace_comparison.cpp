@@ -51,7 +51,7 @@ struct KindSamples {
 
 std::string example(int rank, const std::string& name) { return "rank " + std::to_string(rank) + ": " + name; }
 
-std::string percent(double fraction) { return format("%+.1f%%", fraction * 100); }
+std::string percent(double fraction) { return relative_difference_text(fraction); }
 std::string milliseconds(double seconds) { return format("%.3f ms", seconds * 1e3); }
 
 std::string kind_line(const KindComparison& k, const std::string& label) {
@@ -213,7 +213,8 @@ TraceComparison compare_traces(const RecordedStep& simulated, const RecordedStep
 std::string to_text(const TraceComparison& c) {
   std::string out = c.simulated_source + " (simulated) against " + c.live_source + " (live), " +
                     std::to_string(c.world_size) + " ranks\n";
-  out += "error = (live - simulated) / live: positive where the simulation is faster\n\n";
+  out += "error = (live - simulated) / live: positive where the simulation is faster; beyond a factor of 2, live / "
+         "simulated (16,024x: live took 16,024 times as long; 1/3x: a third as long)\n\n";
   char header[512];
   std::snprintf(header, sizeof header, "%-10s %7s %9s %9s  %-32s %14s %14s %9s\n", "kind", "tasks", "median", "worst",
                 "worst task", "simulated sum", "live sum", "sum err");

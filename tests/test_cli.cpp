@@ -264,7 +264,7 @@ TEST_F(CliTest, SimulatesAnUnevenInterleavedLayout) {
 
 TEST_F(CliTest, ReportIsReplacedAtomically) {
   std::ofstream(path("report.json")) << "old";
-  ASSERT_EQ(run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json")}).code, 0);
+  ASSERT_EQ(run({"simulate", "tiny-4gpu", "--quiet", "--report", path("report.json"), "--force"}).code, 0);
   EXPECT_TRUE(read_json(path("report.json")).contains("step_time_s"));
   for (const auto& entry : fs::directory_iterator(dir_))
     EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();

@@ -85,7 +85,7 @@ TEST(Interrupt, CtrlCKeepsThePreviousReportAndLeavesNothingBehind) {
 
   // About 2 s of replay after about 1 s of building the Program (more under sanitizers).
   const pid_t simtrain =
-      spawn({SIMTRAIN_BINARY, "simulate", "gpt3-175b-1024xh100", "--quiet", "--report", report}, out, err);
+      spawn({SIMTRAIN_BINARY, "simulate", "gpt3-175b-1024xh100", "--quiet", "--report", report, "--force"}, out, err);
   ASSERT_GT(simtrain, 0);
   // Ctrl-C once the simulation runs in its forked child.
   std::vector<pid_t> children;

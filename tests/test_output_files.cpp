@@ -1,5 +1,6 @@
 // Nothing a user wrote is lost: one output policy for every command that
-// writes (checked before any work, inputs never overwritten, symbolic links
+// writes (checked before any work, an existing file replaced only with
+// --force (tests/test_overwrite_rule.cpp), inputs never overwritten, symbolic links
 // written through, devices and FIFOs written in place, outputs complete or as
 // they were after Ctrl-C), and inputs that are not files named as such.
 #include <gmock/gmock.h>
@@ -45,7 +46,7 @@ protected:
 };
 
 TEST_F(OutputPolicy, AnOutputThatIsTheScenarioIsRefusedAndTheScenarioKept) {
-  const auto result = fixtures::run_simtrain({"simulate", scenario, "--quiet", "--report", scenario});
+  const auto result = fixtures::run_simtrain({"simulate", scenario, "--quiet", "--report", scenario, "--force"});
   EXPECT_EQ(result.code, 2);
   EXPECT_THAT(result.err, HasSubstr("--report " + scenario + ": is " + scenario + ", an input of this command"));
   EXPECT_EQ(result.out, "") << "refused before any work";
@@ -61,7 +62,7 @@ TEST_F(OutputPolicy, AnOutputThatIsAFileTheScenarioNamesIsRefused) {
   fs::create_symlink("config.json", at("alias.json"));
   const std::string config = fixtures::read_text(at("config.json"));
   for (const std::string& output : {at("config.json"), at("alias.json")}) {
-    const auto result = fixtures::run_simtrain({"schedule", scenario, "--out", output});
+    const auto result = fixtures::run_simtrain({"schedule", scenario, "--out", output, "--force"});
     EXPECT_EQ(result.code, 2) << output;
     EXPECT_THAT(result.err, HasSubstr("an input of this command")) << output;
   }
@@ -70,12 +71,13 @@ TEST_F(OutputPolicy, AnOutputThatIsAFileTheScenarioNamesIsRefused) {
   const std::string topology = fixtures::read_text(fs::path(SIMTRAIN_SOURCE_DIR) / "topologies/dgx-h100-superpod.json");
   std::ofstream(at("topology.json")) << topology;
   const auto result = fixtures::run_simtrain({"simulate", scenario, "--quiet", "--set", "cluster.topology=topology.json",
-                                              "--trace", at("topology.json")});
+                                              "--trace", at("topology.json"), "--force"});
   EXPECT_EQ(result.code, 2) << result.err;
   EXPECT_THAT(result.err, HasSubstr("topology.json, an input of this command"));
   EXPECT_EQ(fixtures::read_text(at("topology.json")), topology);
 }
 
+// Even with --force, which replaces other existing files.
 TEST_F(OutputPolicy, EveryCommandThatWritesRefusesItsInputAsOutput) {
   const std::vector<std::vector<std::string>> commands = {
       {"search", scenario, "--quiet", "--gpus", "4", "--json", scenario},
@@ -87,7 +89,8 @@ TEST_F(OutputPolicy, EveryCommandThatWritesRefusesItsInputAsOutput) {
   };
   std::ofstream(at("sim.json")) << "{}";
   std::ofstream(at("live.json")) << "{}";
-  for (const auto& command : commands) {
+  for (std::vector<std::string> command : commands) {
+    command.push_back("--force");
     const auto result = fixtures::run_simtrain(command);
     EXPECT_EQ(result.code, 2) << command[0];
     EXPECT_THAT(result.err, HasSubstr("an input of this command")) << command[0];
@@ -171,7 +174,8 @@ TEST_F(OutputPolicy, ASymbolicLinkIsWrittenThroughAndTheModeKept) {
   ::chmod(at("results/report.json").c_str(), 0600);
   fs::create_symlink("results/report.json", at("latest.json"));
   fs::create_symlink("results/new.json", at("dangling.json"));
-  const auto result = fixtures::run_simtrain({"simulate", scenario, "--quiet", "--report", at("latest.json"), "--trace", at("dangling.json")});
+  const auto result = fixtures::run_simtrain(
+      {"simulate", scenario, "--quiet", "--report", at("latest.json"), "--trace", at("dangling.json"), "--force"});
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_TRUE(fs::is_symlink(at("latest.json")));
   EXPECT_TRUE(fs::is_symlink(at("dangling.json")));
@@ -223,7 +227,7 @@ AfterInterrupt interrupt_while_writing(const std::string& trace, const std::stri
   if (child == 0) {
     ::dup2(message_pipe[1], STDERR_FILENO);
     const InterruptGuard guard;
-    OutputFiles outputs(std::cout);
+    OutputFiles outputs(std::cout, ExistingFiles::replace);
     outputs.add("--trace", trace);
     outputs.add("--report", report);
     if (at_standard_output) outputs.add("--json", "-");

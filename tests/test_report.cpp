@@ -33,7 +33,7 @@ protected:
 
   // `simtrain simulate` of a built-in scenario or a scenario file, with `extra` arguments.
   Reports simulate_cli(const std::string& scenario, const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> args = {"simulate", scenario, "--quiet", "--report", path("report.json")};
+    std::vector<std::string> args = {"simulate", scenario, "--quiet", "--report", path("report.json"), "--force"};  // each call replaces it
     args.insert(args.end(), extra.begin(), extra.end());
     const fixtures::CliResult r = fixtures::run_simtrain(args);
     EXPECT_EQ(r.code, 0) << r.err;

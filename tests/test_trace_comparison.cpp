@@ -228,7 +228,7 @@ protected:
   std::string path(const std::string& name) const { return (directory_.path() / name).string(); }
 
   std::string simulated(const std::string& name, const std::vector<std::string>& overrides = {}) const {
-    std::vector<std::string> args = {"simulate", "tiny-4gpu", "--quiet", "--trace", path(name)};
+    std::vector<std::string> args = {"simulate", "tiny-4gpu", "--quiet", "--trace", path(name), "--force"};  // again: replaced
     for (const std::string& o : overrides) args.insert(args.end(), {"--set", o});
     const fixtures::CliResult r = fixtures::run_simtrain(args);
     EXPECT_EQ(r.code, 0) << r.err;

@@ -11,9 +11,10 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: simtrain-profile <scenario.json | built-in name>... (--out <database.json> | --list) [--sweep] [--set key=value]...\n"
+    "usage: simtrain-profile <scenario.json | built-in name>... (--out <database.json> [--force] | --list) [--sweep] [--set key=value]...\n"
     "Times every kernel the scenarios need on GPU 0 and writes one kernel-profile database\n"
-    "(e.g. --out kernels/profiles/H100-SXM.json); --sweep also times a standard grid of shapes;\n"
+    "(e.g. --out kernels/profiles/H100-SXM.json; an existing one is replaced only with --force);\n"
+    "--sweep also times a standard grid of shapes;\n"
     "each --set applies to every scenario; --list prints the kernels it would time (no GPU needed).\n";
 
 }  // namespace
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--list") {
       list = true;
+    } else if (arg == "--force") {
+      options.existing_files = simtrain::ExistingFiles::replace;
     } else if (arg == "--sweep") {
       options.sweep = true;
     } else if (arg == "--out" && has_value) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/output_files.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
@@ -16,6 +17,7 @@ struct ProfileOptions {
   bool sweep = false;                 // also the standard grid of shapes (profile_plan.hpp)
   std::string command_line;           // recorded in the database
   std::ostream* progress = nullptr;   // one line per kernel, if given
+  ExistingFiles existing_files = ExistingFiles::refuse;  // an existing database: replaced with --force
 };
 
 // Times profile_plan(scenarios, options.sweep) on GPU 0 and returns the

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
+#include "sim/base/text_format.hpp"
 
 namespace simtrain {
 
@@ -34,6 +37,24 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::string type_name(const nlohmann::json& value) {
   return value.is_null() ? "null" : value.type_name();
+}
+
+// The first byte of `read` (nlohmann's "last read", which writes control
+// characters as <U+001F>) that is not text: a control character, DEL, or a
+// byte outside well-formed UTF-8; -1 if all is text.
+int first_byte_not_text(const std::string& read) {
+  for (size_t i = 0; i < read.size();) {
+    const auto byte = static_cast<unsigned char>(read[i]);
+    if (read.compare(i, 5, "<U+00") == 0 && i + 8 <= read.size() && read[i + 7] == '>')
+      return std::stoi(read.substr(i + 5, 2), nullptr, 16);
+    if (byte == 0x7F) return byte;
+    const size_t length = byte < 0x80 ? 1 : (byte & 0xE0) == 0xC0 ? 2 : (byte & 0xF0) == 0xE0 ? 3 : (byte & 0xF8) == 0xF0 ? 4 : 0;
+    if (length == 0 || i + length > read.size()) return byte;
+    for (size_t k = 1; k < length; ++k)
+      if ((static_cast<unsigned char>(read[i + k]) & 0xC0) != 0x80) return byte;
+    i += length;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -149,6 +170,26 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
+std::vector<std::string> close_names(const std::string& name, const std::vector<std::string>& known, size_t at_most) {
+  const std::string wanted = to_lower(name);
+  const size_t allowed_edits = std::min<size_t>(3, wanted.size() / 2);
+  std::vector<std::string> containing;
+  std::vector<std::pair<size_t, std::string>> near;  // edits, name
+  for (const std::string& candidate : known) {
+    const std::string lower = to_lower(candidate);
+    if (wanted.size() >= 3 && lower.find(wanted) != std::string::npos) {
+      containing.push_back(candidate);
+      continue;
+    }
+    const size_t edits = std::min(edit_distance(wanted, lower), edit_distance(wanted, lower.substr(0, wanted.size())));
+    if (edits <= allowed_edits) near.emplace_back(edits, candidate);
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [edits, candidate] : near) containing.push_back(candidate);
+  if (containing.size() > at_most) containing.resize(at_most);
+  return containing;
+}
+
 void JsonFields::reject_unknown(const std::vector<std::string>& also_known) const {
   for (const auto& [key, value] : object_.items()) {
     if (read_.count(key) || std::find(also_known.begin(), also_known.end(), key) != also_known.end()) continue;
@@ -220,9 +261,30 @@ nlohmann::json read_json_file(const std::string& path) {
   const std::string text = read_input_file(path);
   try {
     return parse_json(text, path);
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(path, "", std::string("malformed JSON: ") + error.what());
+  } catch (const nlohmann::json::parse_error& error) {
+    throw InputError(path, "", json_error_reason(error));
+  } catch (const nlohmann::json::exception& error) {  // a number beyond a double's range
+    throw InputError(path, "", "malformed JSON: " + json_error_reason(error));
   }
+}
+
+std::string json_error_reason(const nlohmann::json::exception& error) {
+  std::string message = error.what();
+  if (message.starts_with("[json.exception.")) message.erase(0, message.find("] ") + 2);
+  // "parse error at line 1, column 1: syntax error while parsing value - invalid literal; last read: 'x'"
+  static const std::regex parse_error(R"(parse error at (line \d+, column \d+): (?:syntax error while parsing [^-]* - )?(.*?)(?:; last read: '(.*)')?)");
+  std::smatch parts;
+  if (!std::regex_match(message, parts, parse_error)) return message;
+  const std::string at = parts[1], detail = parts[2], read = parts[3];
+  if (const int byte = first_byte_not_text(read); byte >= 0) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", byte);
+    return "not a JSON text file: byte " + std::string(hex) + " at " + at + " is not text";
+  }
+  std::string reason = "malformed JSON at " + at + ": " + detail;
+  if (!read.empty()) reason += " (near '" + read + "')";
+  if (detail.starts_with("unexpected end of input")) reason += " (is the file cut short?)";
+  return reason;
 }
 
 }  // namespace simtrain

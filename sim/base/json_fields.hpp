@@ -44,6 +44,11 @@ private:
 std::string closest_name(const std::string& name, const std::vector<std::string>& known);
 // " (did you mean 'x'?)" for the closest known name, or "".
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
+// At most `at_most` known names close to `name` (letter case aside): first
+// those that contain it (from 3 characters on), in their order in `known`;
+// then those within a few edits of it, or whose beginning is (half its
+// length, at most 3 edits), the closest first.
+std::vector<std::string> close_names(const std::string& name, const std::vector<std::string>& known, size_t at_most = 5);
 
 // Parses JSON text nested at most limits::max_json_depth deep, with no key twice in an object. Throws
 // nlohmann::json::exception if malformed (a syntax error, or a number beyond
@@ -59,5 +64,13 @@ std::string read_input_file(const std::string& path);
 
 // Parses a file as JSON; throws InputError naming the file (and the line on a syntax error).
 nlohmann::json read_json_file(const std::string& path);
+
+// What nlohmann/json's exception means for the user, without the library's
+// code ("[json.exception.parse_error.101]"): "malformed JSON at line 3,
+// column 1: unexpected end of input; expected string literal (is the file cut
+// short?)", or, where the parser stopped at a byte that is not text, "not a
+// JSON text file: byte 0x7F at line 1, column 1 is not text". Other
+// exceptions: their message without the code.
+std::string json_error_reason(const nlohmann::json::exception& error);
 
 }  // namespace simtrain

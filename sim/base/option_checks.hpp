@@ -1,22 +1,18 @@
 #pragma once
 // Checks of numeric command-line options (header-only, for the CLI11 command
 // lines of apps/ and live/) whose messages say what is wanted ("must be at
-// least 1, got 0"), where CLI11's ranges print both ends to 309 digits.
+// least 1, got 0"; "between 1 and 1,048,576"), where CLI11's ranges print
+// both ends to 309 digits or with six decimals.
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "sim/base/text_format.hpp"
+
 namespace simtrain {
 
 namespace detail {
-
-inline std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 // `wanted` says what the value must be; `fits` decides.
 template <typename Fits>
@@ -34,15 +30,15 @@ CLI::Validator numeric_check(const std::string& wanted, Fits fits) {
 }  // namespace detail
 
 inline CLI::Validator at_least(double minimum) {
-  return detail::numeric_check("at least " + detail::number_text(minimum), [minimum](double v) { return v >= minimum; });
+  return detail::numeric_check("at least " + number_text(minimum), [minimum](double v) { return v >= minimum; });
 }
 
 inline CLI::Validator more_than(double minimum) {
-  return detail::numeric_check("more than " + detail::number_text(minimum), [minimum](double v) { return v > minimum; });
+  return detail::numeric_check("more than " + number_text(minimum), [minimum](double v) { return v > minimum; });
 }
 
 inline CLI::Validator between(double minimum, double maximum) {
-  return detail::numeric_check("between " + detail::number_text(minimum) + " and " + detail::number_text(maximum),
+  return detail::numeric_check("between " + number_text(minimum) + " and " + number_text(maximum),
                                [=](double v) { return v >= minimum && v <= maximum; });
 }
 

@@ -41,6 +41,8 @@ void OutputFiles::add(const std::string& option, const std::string& path) {
     if (both_standard || both_files)
       throw InputError(shown, "", "is also the output of " + other.option + "; give each output its own file");
   }
+  if (existing_ == ExistingFiles::refuse && path != "-" && output.target.exists && !output.target.direct)
+    throw InputError(shown, "", "exists (pass --force to replace it)");
   outputs_.push_back(output);
 }
 

@@ -1,8 +1,8 @@
 #include "sim/base/text_format.hpp"
 
 #include <algorithm>
-
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 namespace simtrain {
@@ -26,6 +26,34 @@ std::string with_commas(double value, int decimals) {
 }
 
 std::string significant(double value) { return value < 1000 || value >= 1e15 ? format("%.3g", value) : with_commas(value); }
+
+std::string number_text(double value) {
+  return std::isfinite(value) && value == std::floor(value) && std::abs(value) < 1e15 ? with_commas(value)
+                                                                                       : format("%g", value);
+}
+
+std::string dollars(double usd) {
+  const std::string amount = std::abs(usd) < 100 ? with_commas(std::abs(usd), 2) : with_commas(std::abs(usd));
+  return (usd < 0 ? "-$" : "$") + amount;
+}
+
+std::string wall_clock_text(double seconds) {
+  char text[32];
+  const long s = std::lround(std::max(0.0, seconds));
+  if (s < 60)
+    std::snprintf(text, sizeof text, "%ld s", s);
+  else if (s < 3600)
+    std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s / 60 % 60);
+  return text;
+}
+
+std::string relative_difference_text(double fraction) {
+  if (fraction > 0.5 && fraction < 1) return significant(1 / (1 - fraction)) + "x";
+  if (fraction < -1) return "1/" + significant(1 - fraction) + "x";
+  return format("%+.1f%%", fraction * 100);
+}
 
 std::string to_lower(std::string text) {
   for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

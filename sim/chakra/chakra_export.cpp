@@ -140,12 +140,12 @@ void write_nodes(std::ostream& out, const Program& program, const std::string& p
 }  // namespace
 
 ChakraExport export_chakra(const Program& program, const std::vector<double>& work_seconds, const std::string& prefix,
-                           const std::string& option) {
+                           const std::string& option, ExistingFiles existing) {
   if (program.servers > 0)
     throw InputError(option, "", "a Program with parameter-server hosts cannot be written as Chakra traces: their "
                                  "nodes are NPUs only, and the servers are hosts beside the GPUs");
   // Every path checked before anything is written.
-  OutputFiles checks(std::cerr);
+  OutputFiles checks(std::cerr, existing);
   ChakraExport result;
   for (int rank = 0; rank < program.world_size; ++rank) {
     result.files.push_back(prefix + "." + std::to_string(rank) + ".et");

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/output_files.hpp"
 #include "sim/program/program.hpp"
 
 namespace simtrain {
@@ -40,8 +41,9 @@ struct ChakraExport {
 // (sim/base/atomic_file.hpp); GlobalMetadata carries simtrain_program_hash.
 // `work_seconds[w]` is the duration of Program::works[w]. Throws InputError
 // for a Program Chakra cannot express (parameter-server hosts) or a prefix
-// that cannot be written (naming `option`).
+// that cannot be written (naming `option`), or where one of the files exists
+// and `existing` is ExistingFiles::refuse (the command had no --force).
 ChakraExport export_chakra(const Program& program, const std::vector<double>& work_seconds, const std::string& prefix,
-                           const std::string& option);
+                           const std::string& option, ExistingFiles existing = ExistingFiles::refuse);
 
 }  // namespace simtrain

@@ -16,6 +16,7 @@
 namespace simtrain {
 
 struct ReplayProgress {
+  std::string replay;  // which one: "" the step's, else simulate()'s "sensitivity 1/2 (compute +10 %)", ...
   double simulated_seconds = 0;
   uint64_t tasks_done = 0;   // tasks executed by actors so far
   uint64_t tasks_total = 0;
@@ -44,8 +45,13 @@ struct ReplayOptions {
   std::map<std::string, double> link_bandwidth_factors;  // fabric link name -> fraction of nominal bandwidth
   std::vector<FailureEvent> failures;
   std::optional<Algorithm> allreduce_algorithm;  // where the group fixes none; empty: NCCL-like choice
-  // Called in the calling thread about four times a second while it runs.
+  // Called in the calling thread about four times a second while the replay's tasks run.
   std::function<void(const ReplayProgress&)> on_progress;
+  // Called in the calling thread as each stage of the work begins, what it
+  // does in words: simulate()'s "building the Program", the replay's
+  // "setting up: ..." and "replaying the step" (then on_progress counts
+  // the tasks), a sensitivity replay's "sensitivity 1/2 (compute +10 %): ...".
+  std::function<void(const std::string& phase)> on_phase;
   // Setting it (from any thread) stops the simulation: replay throws Interrupted.
   const std::atomic<bool>* cancel = nullptr;
 };

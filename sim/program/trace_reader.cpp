@@ -296,9 +296,9 @@ RecordedStep read_chrome_trace(std::istream& in, const std::string& source) {
   try {
     rest = nlohmann::json::parse(in, on_parse);
   } catch (const nlohmann::json::parse_error& error) {
-    throw InputError(source, "", std::string("malformed JSON: ") + error.what());
+    throw InputError(source, "", json_error_reason(error));
   } catch (const nlohmann::json::out_of_range& error) {  // a number beyond a double's range (fuzz_trace)
-    throw InputError(source, "", std::string("malformed JSON: ") + error.what());
+    throw InputError(source, "", "malformed JSON: " + json_error_reason(error));
   }
   return builder.finish(rest);
 }

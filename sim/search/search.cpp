@@ -88,6 +88,7 @@ private:
         if (on_progress_)
           on_progress_({result_.counts.simulated + finished, remaining + static_cast<long long>(batch.size()) - finished, pruned()});
       };
+      report();  // at once: a round's first simulation can take a while
       const std::vector<StepFigures> figures = simulate_(scenarios, [&] { ++finished, report(); });
       for (size_t i = 0; i < batch.size(); ++i) {
         if (!figures[i].error.empty())
