@@ -54,7 +54,7 @@ std::string train_progress_text(const TrainProgress& progress, double elapsed_se
 }
 
 std::string search_progress_text(const SearchProgress& progress, double elapsed_seconds) {
-  constexpr int kBar = 30;
+  constexpr int kBar = 20;
   const long long total = progress.simulated + progress.remaining;
   const int filled = total ? static_cast<int>(kBar * progress.simulated / total) : 0;
   std::string text = "search [" + std::string(filled, '#') + std::string(kBar - filled, '.') + "] " +

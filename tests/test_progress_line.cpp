@@ -53,7 +53,7 @@ TEST(ProgressText, PhaseTrainAndSearchLines) {
   EXPECT_EQ(train_progress_text(train, 20, 8), "training: 2/10 runs done, about 32 s left, 20 s elapsed, run 3 at 3.5 simulated days");
   const SearchProgress search{120, 220, 2876};
   EXPECT_EQ(search_progress_text(search, 60),
-            "search [##########....................] 120/340 simulated, at most 1m50s left, 1m00s elapsed, 2,876 pruned");
+            "search [#######.............] 120/340 simulated, at most 1m50s left, 1m00s elapsed, 2,876 pruned");
 }
 
 TEST(ProgressText, FittedToTheTerminalByItsLastParts) {
