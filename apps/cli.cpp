@@ -141,13 +141,16 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   bool train_quiet = false;
   train_command->add_flag("--quiet", train_quiet, "no progress line");
 
+  // The one overwrite rule: each of these commands replaces an existing output file only with its --force.
+  ForceFlag force;
+  for (CLI::App* writer : {simulate_command, schedule_command, profile_command, train_command}) force.add_to(*writer);
+
   SearchCommand search_command(app);
   LiveCommands live_commands(app);
   MegatronCommand megatron_command(app);
   ChakraCommand chakra_command(app);
   PlatformCommand platform_command(app);
-
-  app.add_subcommand("list", "list the built-in GPUs, topologies and scenarios");
+  ListCommand list_command(app);
 
   try {
     app.parse(argc, argv);
