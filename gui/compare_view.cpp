@@ -1,23 +1,45 @@
 #include "compare_view.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QPainter>
 #include <QSplitter>
 #include <QVBoxLayout>
 
 namespace simtrain::gui {
 
-namespace {
-
+// Entries that do not fit its width wrap onto a new row: its height follows
+// its width (set by fit_height, as the view's width changes).
 class LegendBar : public QWidget {
 public:
-  LegendBar() { setFixedHeight(CompareView::legend_height); }
+  LegendBar() { fit_height(); }
+  const std::vector<LegendEntry>& entries() const { return entries_; }
+  void set_entries(std::vector<LegendEntry> entries) {
+    entries_ = std::move(entries);
+    fit_height();
+    update();
+  }
+  int height_at(int width) const {
+    return static_cast<int>(std::ceil(legend_height(entries_, QFontMetricsF(font()), width)));
+  }
+  void fit_height() {
+    setMinimumWidth(static_cast<int>(std::ceil(legend_minimum_width(entries_, QFontMetricsF(font())))));
+    setFixedHeight(height_at(width()));
+  }
 
 protected:
   void paintEvent(QPaintEvent*) override {
     QPainter painter(this);
-    paint_legend(painter, QPointF(8, 3));
+    paint_legend(painter, entries_, width());
   }
+  void resizeEvent(QResizeEvent*) override { fit_height(); }
+
+private:
+  std::vector<LegendEntry> entries_ = legend_entries(1);
 };
+
+namespace {
 
 QString slot_title(int slot, const TimelineModel& model) {
   return QString(slot == 0 ? "A: " : "B: ") + QString::fromStdString(model.step().title);
@@ -29,7 +51,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent), splitter_(new QSpli
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
-  layout->addWidget(new LegendBar);
+  legend_ = new LegendBar;
+  layout->addWidget(legend_);
   layout->addWidget(splitter_, 1);
   for (int slot = 0; slot < 2; ++slot) {
     timelines_[slot] = new TimelineWidget(scale_);
@@ -46,6 +69,7 @@ void CompareView::set_step(int slot, std::shared_ptr<const TimelineModel> model)
   const QString title = model ? slot_title(slot, *model) : QString();
   timelines_[slot]->set_model(std::move(model), title);
   if (slot == 1) timelines_[1]->setVisible(timelines_[1]->model() != nullptr);
+  legend_->set_entries(legend_entries(model_chunks()));
   share_height();
   fit_all();
 }
@@ -75,6 +99,17 @@ void CompareView::share_height() {
   splitter_->setSizes(sizes);
 }
 
+int CompareView::model_chunks() const {
+  int chunks = 1;
+  for (const TimelineWidget* t : timelines_)
+    if (t->model()) chunks = std::max(chunks, t->model()->program().virtual_stages);
+  return chunks;
+}
+
+const std::vector<LegendEntry>& CompareView::legend() const { return legend_->entries(); }
+
+int CompareView::legend_height_at(int width) const { return legend_->height_at(width); }
+
 bool CompareView::comparing() const { return timelines_[1]->model() != nullptr; }
 
 void CompareView::fit_all() {
@@ -93,17 +128,19 @@ void CompareView::show_all_ranks(bool shown) {
 }
 
 QSize CompareView::export_size() const {
-  QSize size(0, legend_height);
+  QSize size(0, 0);
   for (const TimelineWidget* t : timelines_)
     if (t->model()) size = QSize(std::max(size.width(), t->viewport()->width()), size.height() + t->viewport()->height());
-  return size;
+  return size + QSize(0, legend_height_at(size.width()));
 }
 
 void CompareView::paint_export(QPainter& painter) const {
-  painter.fillRect(QRect(QPoint(0, 0), export_size()), Qt::white);
-  paint_legend(painter, QPointF(8, 3));
+  const QSize size = export_size();
+  painter.fillRect(QRect(QPoint(0, 0), size), Qt::white);
+  painter.setFont(font());  // as measured for export_size
+  paint_legend(painter, legend(), size.width());
   painter.save();
-  painter.translate(0, legend_height);
+  painter.translate(0, legend_height_at(size.width()));
   for (const TimelineWidget* t : timelines_) {
     if (!t->model()) continue;
     t->paint_view(painter);

@@ -4,17 +4,18 @@
 #include <QWidget>
 
 #include "time_scale.hpp"
+#include "timeline_legend.hpp"
 #include "timeline_widget.hpp"
 
 class QSplitter;
 
 namespace simtrain::gui {
 
+class LegendBar;
+
 class CompareView : public QWidget {
   Q_OBJECT
 public:
-  static constexpr int legend_height = 22;  // above the timelines, on screen and in exports
-
   explicit CompareView(QWidget* parent = nullptr);
 
   // slot 0 is A, 1 is B; a null model for B hides it.
@@ -25,6 +26,9 @@ public:
   void show_critical_path(bool shown);
   void show_all_ranks(bool shown);
 
+  // What the legend shows, and its height at `width` (above the timelines, on screen and in exports).
+  const std::vector<LegendEntry>& legend() const;
+  int legend_height_at(int width) const;
   // The legend and the shown timelines as they are in view, stacked (for export).
   QSize export_size() const;
   void paint_export(QPainter& painter) const;
@@ -38,9 +42,11 @@ protected:
 private:
   // Short timelines get the height of their rows, the others share the rest.
   void share_height();
+  int model_chunks() const;  // the most of the timelines shown
 
   TimeScale scale_;
   QSplitter* splitter_;
+  LegendBar* legend_;
   TimelineWidget* timelines_[2];
 };
 

@@ -12,8 +12,6 @@
 #include "main_window.hpp"
 
 int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  QApplication::setApplicationName("simtrain-gui");
   QCommandLineParser parser;
   parser.setApplicationDescription("Edit, simulate and compare LLM training steps; see the pipeline bubbles.");
   parser.addHelpOption();
@@ -24,7 +22,13 @@ int main(int argc, char** argv) {
                                            "file");
   const QCommandLineOption search("search", "a search's results (simtrain search --json) in the Search view", "json");
   parser.addOptions({compare, search, screenshot, export_timeline});
-  parser.process(app);
+  {
+    // Read without a display: QApplication aborts where it cannot open one,
+    // and --help or a mistyped option needs none (process() prints and exits).
+    QCoreApplication command_line(argc, argv);
+    QCoreApplication::setApplicationName("simtrain-gui");
+    parser.process(command_line);
+  }
 
   for (const QCommandLineOption& output : {screenshot, export_timeline})
     if (parser.isSet(output) && QFileInfo::exists(parser.value(output))) {
@@ -32,6 +36,8 @@ int main(int argc, char** argv) {
       return 2;
     }
 
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("simtrain-gui");
   const bool batch = parser.isSet(screenshot) || parser.isSet(export_timeline);
   simtrain::gui::MainWindow window;
   window.set_interactive(!batch);

@@ -5,6 +5,7 @@
 
 #include <QAction>
 #include <QDockWidget>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -13,6 +14,8 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QVBoxLayout>
 
@@ -41,8 +44,27 @@ bool is_trace(const QString& path) {
   return first != std::string::npos && (head[first] == '[' || head.find("\"traceEvents\"") != std::string::npos);
 }
 
+// Scrolls vertically only, so it is at least as wide as its widget needs
+// (a table's columns): nothing is cut off at the right.
+class VerticalScrollArea : public QScrollArea {
+public:
+  QSize minimumSizeHint() const override {
+    const QSize least = QScrollArea::minimumSizeHint();
+    if (!widget()) return least;
+    return {std::max(least.width(), widget()->minimumSizeHint().width() + verticalScrollBar()->sizeHint().width() +
+                                        2 * frameWidth()),
+            least.height()};
+  }
+
+protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (watched == widget() && event->type() == QEvent::LayoutRequest) updateGeometry();  // its needs may have changed
+    return QScrollArea::eventFilter(watched, event);
+  }
+};
+
 QScrollArea* scrolled(QWidget* widget) {
-  auto* area = new QScrollArea;
+  auto* area = new VerticalScrollArea;
   area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   area->setWidget(widget);
   area->setWidgetResizable(true);
@@ -57,7 +79,14 @@ const char* slot_name(int slot) { return slot == 0 ? "A" : "B"; }
 MainWindow::MainWindow()
     : panel_(new ScenarioPanel), view_(new CompareView), summary_(new SummaryPanel), pareto_(new ParetoView) {
   setWindowTitle("simtrain");
-  setCentralWidget(view_);
+  // The Search view shares the middle with the timelines, and has it alone
+  // until a step ran: no empty pane beside a small plot.
+  centre_ = new QSplitter(Qt::Vertical);
+  centre_->addWidget(view_);
+  centre_->addWidget(pareto_);
+  centre_->setChildrenCollapsible(false);
+  pareto_->hide();  // until a search's results are opened
+  setCentralWidget(centre_);
 
   auto* left = new QWidget;
   auto* left_layout = new QVBoxLayout(left);
@@ -70,18 +99,13 @@ MainWindow::MainWindow()
   scenario_dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::LeftDockWidgetArea, scenario_dock);
 
-  auto* summary_dock = new QDockWidget(tr("Summary"));
-  summary_dock->setObjectName("summary");
-  summary_dock->setWidget(scrolled(summary_));
-  summary_dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-  addDockWidget(Qt::RightDockWidgetArea, summary_dock);
-  resizeDocks({scenario_dock, summary_dock}, {340, 450}, Qt::Horizontal);
+  summary_dock_ = new QDockWidget(tr("Summary"));
+  summary_dock_->setObjectName("summary");
+  summary_dock_->setWidget(scrolled(summary_));
+  summary_dock_->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::RightDockWidgetArea, summary_dock_);
+  resizeDocks({scenario_dock, summary_dock_}, {340, 450}, Qt::Horizontal);
 
-  search_dock_ = new QDockWidget(tr("Search"));
-  search_dock_->setObjectName("search");
-  search_dock_->setWidget(pareto_);
-  addDockWidget(Qt::RightDockWidgetArea, search_dock_);
-  search_dock_->hide();  // until a search's results are opened
   connect(pareto_, &ParetoView::point_chosen, this, &MainWindow::run_search_point);
 
   build_menus();
@@ -95,12 +119,15 @@ MainWindow::MainWindow()
   connect(view_, &CompareView::task_selected, this, [this](const QString& text) {
     statusBar()->showMessage(QString(text).replace('\n', "  ·  "));
   });
-  connect(panel_, &ScenarioPanel::changed, this, [this] {
-    for (QPushButton* b : run_buttons_) b->setEnabled(panel_->scenario().has_value() && !runner_.busy());
-    // The message that disables Run, where it is seen whatever the form's scroll position.
-    if (!panel_->error().isEmpty()) statusBar()->showMessage(panel_->error());
-  });
+  connect(panel_, &ScenarioPanel::changed, this, &MainWindow::on_scenario_changed);
+  on_scenario_changed();  // the form starts without a scenario
   resize(1600, 950);
+}
+
+void MainWindow::on_scenario_changed() {
+  for (QPushButton* b : run_buttons_) b->setEnabled(panel_->scenario().has_value() && !runner_.busy());
+  // The message that disables Run, where it is seen whatever the form's scroll position.
+  if (!panel_->error().isEmpty()) statusBar()->showMessage(panel_->error());
 }
 
 QWidget* MainWindow::build_run_controls() {
@@ -175,6 +202,12 @@ void MainWindow::build_menus() {
   QAction* all_ranks = add(view, tr("Show all &ranks of every stage"), QKeySequence(),
                            [this](bool on) { view_->show_all_ranks(on); });
   all_ranks->setCheckable(true);
+  search_action_ = add(view, tr("Show the &search's plot"), QKeySequence(), [this](bool on) {
+    pareto_->setVisible(on);
+    if (!on) view_->show();  // the middle is never left empty
+  });
+  search_action_->setCheckable(true);
+  search_action_->setEnabled(false);  // until a search's results are opened
 }
 
 void MainWindow::open(const QString& path, int slot) {
@@ -203,10 +236,10 @@ void MainWindow::open_search_results(const QString& path) {
     const std::string name = results.scenario_name;
     if (panel_->document().value("name", std::string()) != name) panel_->load(name);
     pareto_->set_results(std::move(results));
-    if (search_dock_->isHidden()) {
-      search_dock_->show();
-      resizeDocks({search_dock_}, {height() / 2}, Qt::Vertical);
-    }
+    pareto_->show();
+    view_->setVisible(steps_[0] || steps_[1]);
+    search_action_->setEnabled(true);
+    search_action_->setChecked(true);
     statusBar()->showMessage(tr("Search of %1: %2 configurations; click a point to run it as A")
                                  .arg(QString::fromStdString(name))
                                  .arg(pareto_->results().points.size()));
@@ -228,7 +261,7 @@ void MainWindow::run_search_point(int index) {
 
 void MainWindow::run(int slot) {
   if (!panel_->scenario()) {
-    warn(tr("Fix the scenario first: %1").arg(panel_->error()));
+    warn(panel_->has_document() ? tr("Fix the scenario first: %1").arg(panel_->error()) : panel_->error());
     if (!busy()) emit idle();
     return;
   }
@@ -271,8 +304,12 @@ void MainWindow::on_progress(double simulated_seconds, qulonglong done, qulonglo
 
 void MainWindow::on_finished(int slot, std::shared_ptr<const TimelineModel> model) {
   steps_[slot] = std::move(model);
+  if (view_->isHidden()) {  // beside a search's plot: the timelines above it, taking the larger part
+    view_->show();
+    centre_->setSizes({centre_->height() * 3 / 5, centre_->height() * 2 / 5});
+  }
+  show_summary();  // first: it may take width from the timelines, which then fit what is left
   view_->set_step(slot, steps_[slot]);
-  summary_->set_steps(steps_[0] ? &steps_[0]->step() : nullptr, steps_[1] ? &steps_[1]->step() : nullptr);
   const StepResult& step = steps_[slot]->step();
   if (slot == 0 && !step.scenario) panel_->show_trace(step.trace_facts);
   setWindowTitle(QString("simtrain: %1").arg(QString::fromStdString(steps_[0] ? steps_[0]->step().title : step.title)));
@@ -294,7 +331,16 @@ void MainWindow::on_ended(const QString& message) {
 void MainWindow::stop_comparing() {
   steps_[1].reset();
   view_->set_step(1, nullptr);
-  summary_->set_steps(steps_[0] ? &steps_[0]->step() : nullptr, nullptr);
+  show_summary();
+}
+
+void MainWindow::show_summary() {
+  summary_->set_steps(steps_[0] ? &steps_[0]->step() : nullptr, steps_[1] ? &steps_[1]->step() : nullptr);
+  // Its tables may need more width now: the dock takes it from the middle.
+  const int needed = summary_dock_->widget()->minimumSizeHint().width();
+  if (summary_dock_->width() >= needed) return;
+  resizeDocks({summary_dock_}, {needed}, Qt::Horizontal);
+  layout()->activate();  // now, not at the next event loop turn
 }
 
 void MainWindow::warn(const QString& message) {

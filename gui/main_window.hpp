@@ -1,7 +1,8 @@
 #pragma once
 // The simtrain-gui window: the scenario form and Run controls on the left,
-// the timelines of step A (and B when comparing) in the middle, the summary
-// on the right; menus to open scenarios and traces, save scenarios (asking
+// the timelines of step A (and B when comparing) in the middle, above a
+// search's Pareto plot when one is open (the plot alone until a step ran),
+// the summary on the right; menus to open scenarios and traces, save scenarios (asking
 // before replacing a file) and export the timelines as PNG or SVG.
 #include <deque>
 #include <memory>
@@ -10,10 +11,12 @@
 
 #include "step_runner.hpp"
 
+class QAction;
 class QDockWidget;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 
 namespace simtrain::gui {
 
@@ -35,7 +38,7 @@ public:
   // Each asks before replacing an existing file; false if not written.
   bool save_scenario(const QString& path);
   bool export_timeline_to(const QString& path);
-  // A search's results (`simtrain search --json`) in the Search view; the
+  // A search's results (`simtrain search --json`) in the Search view (the Pareto plot); the
   // scenario it searched is loaded into the form where it is not there yet.
   void open_search_results(const QString& path);
   // Writes the point's configuration into the form and runs it as A.
@@ -50,6 +53,7 @@ public:
   CompareView& timelines() { return *view_; }
   SummaryPanel& summary() { return *summary_; }
   const QProgressBar& progress_bar() const { return *progress_; }
+  const QPushButton& run_button(int slot) const { return *run_buttons_[slot]; }
   std::shared_ptr<const TimelineModel> step(int slot) const { return steps_[slot]; }
   bool busy() const { return runner_.busy() || !queue_.empty(); }
 
@@ -65,10 +69,12 @@ private:
   QWidget* build_run_controls();
   void enqueue(StepRunner::Job job, int slot);
   void start_next();
+  void on_scenario_changed();
   void on_progress(double simulated_seconds, qulonglong done, qulonglong total);
   void on_finished(int slot, std::shared_ptr<const TimelineModel> model);
   void on_ended(const QString& message);
   void stop_comparing();
+  void show_summary();  // of the steps shown
   bool confirm_replace(const QString& path);
   void warn(const QString& message);
   void save_as();
@@ -77,8 +83,10 @@ private:
   ScenarioPanel* panel_;
   CompareView* view_;
   SummaryPanel* summary_;
+  QDockWidget* summary_dock_;
   ParetoView* pareto_;
-  QDockWidget* search_dock_;
+  QSplitter* centre_;  // the timelines over the Search view
+  QAction* search_action_;  // shows or hides the Search view
   StepRunner runner_;
   std::deque<Queued> queue_;
   std::shared_ptr<const TimelineModel> steps_[2];

@@ -130,6 +130,11 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(status_);
   layout->addStretch(1);
+  show_without_form(no_scenario_yet());
+}
+
+QString ScenarioPanel::no_scenario_yet() const {
+  return tr("No scenario yet: pick a built-in scenario above, or open a scenario file (File menu).");
 }
 
 QFormLayout* ScenarioPanel::add_group(const QString& title) {
@@ -154,20 +159,26 @@ void ScenarioPanel::show_trace(const std::vector<std::pair<std::string, std::str
   auto* edit = new QPushButton(tr("Edit the scenario"));
   edit->setToolTip(tr("Back to the form, as it was before the trace was opened"));
   connect(edit, &QPushButton::clicked, this, [this] {
+    if (!has_document_) return show_without_form(no_scenario_yet());
     show_form();
     validate();
   });
   form->addRow(edit);
+  show_without_form(tr("A trace holds timings, not a scenario: pick a built-in scenario or open one to run it."));
   trace_box_->show();
+}
+
+bool ScenarioPanel::showing_trace() const { return !trace_box_->isHidden(); }
+
+void ScenarioPanel::show_without_form(const QString& why) {
+  trace_box_->hide();
   for (QGroupBox* group : form_groups_) group->hide();
   scenario_.reset();
-  error_ = tr("A trace holds timings, not a scenario: pick a built-in scenario or open one to run it.");
+  error_ = why;
   status_->setStyleSheet("");
   status_->setText(error_);
   emit changed();
 }
-
-bool ScenarioPanel::showing_trace() const { return !trace_box_->isHidden(); }
 
 void ScenarioPanel::show_form() {
   trace_box_->hide();
@@ -262,6 +273,7 @@ void ScenarioPanel::write(const Pointer& pointer, const std::optional<nlohmann::
 
 void ScenarioPanel::set_document(nlohmann::json document, const std::string& source, const std::string& base_dir) {
   document_ = std::move(document);
+  has_document_ = true;
   source_ = source;
   base_dir_ = base_dir;
   if (document_.is_object() && document_.contains("model") && document_["model"].is_string()) {
@@ -283,7 +295,20 @@ void ScenarioPanel::load(const std::string& path_or_name) {
       if (f.name == path_or_name)
         return set_document(nlohmann::json::parse(f.text), "scenarios/" + path_or_name + ".json", ".");
   const std::string base_dir = std::filesystem::path(path_or_name).parent_path().string();
-  set_document(read_json_file(path_or_name), path_or_name, base_dir.empty() ? "." : base_dir);
+  nlohmann::json document;
+  try {
+    document = read_json_file(path_or_name);
+  } catch (const InputError& e) {
+    const QString why = tr("Could not read the scenario: %1").arg(qt(e.what()));
+    if (!has_document_) {
+      show_without_form(why);
+    } else {
+      status_->setStyleSheet(message_style);
+      status_->setText(tr("%1\nThe form still holds %2.").arg(why, qt(source_)));
+    }
+    throw;
+  }
+  set_document(std::move(document), path_or_name, base_dir.empty() ? "." : base_dir);
 }
 
 void ScenarioPanel::import_model_config(const std::string& path) {

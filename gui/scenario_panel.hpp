@@ -29,8 +29,12 @@ public:
 
   // `source` names the scenario in messages; relative paths in it resolve against `base_dir`.
   void set_document(nlohmann::json document, const std::string& source, const std::string& base_dir);
-  // A built-in scenario's name or a scenario file. Throws InputError if it is no JSON file.
+  // A built-in scenario's name or a scenario file. Throws InputError if it
+  // is no JSON file; the form then keeps the scenario it held, and with none
+  // it stays empty and says that the file could not be read, and why.
   void load(const std::string& path_or_name);
+  // Until a scenario is loaded (or given) the form is hidden and error() says how to get one.
+  bool has_document() const { return has_document_; }
   // Replaces the document being edited, of the same file, as edits do.
   void edit_document(nlohmann::json document) { set_document(std::move(document), source_, base_dir_); }
   // Replaces the model by a Hugging Face config.json's, written inline. Throws InputError.
@@ -47,6 +51,8 @@ public:
   QString error() const;  // the InputError of the edited scenario, empty when valid
   // The widget that edits the field at `pointer`, e.g. "/parallelism/tensor_model_parallel_size".
   QWidget* field(const std::string& pointer) const;
+  // Under the form: whether the scenario is valid, or why not.
+  const QLabel& status() const { return *status_; }
   // The message shown under that field when the scenario's error names it (hidden otherwise).
   QLabel* field_message(const std::string& pointer) const;
 
@@ -74,9 +80,12 @@ private:
   void write(const nlohmann::json::json_pointer& pointer, const std::optional<nlohmann::json>& value);
   void show_document();
   void show_form();
+  void show_without_form(const QString& why);  // with `why` as the error
+  QString no_scenario_yet() const;
   void validate();
 
   nlohmann::json document_ = nlohmann::json::object();
+  bool has_document_ = false;
   std::string source_ = "untitled.json";
   std::string base_dir_ = ".";
   std::optional<Scenario> scenario_;

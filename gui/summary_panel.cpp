@@ -1,5 +1,6 @@
 #include "summary_panel.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -86,6 +87,21 @@ QTableWidget* read_only_table(int columns) {
   return table;
 }
 
+// Every column whole: the table is at least as wide as its columns and their headers need.
+void fit_width_to_columns(QTableWidget* table) {
+  const QAbstractItemView* view = table;  // where sizeHintForColumn is public
+  const QHeaderView* header = table->horizontalHeader();
+  int width = 2 * table->frameWidth();
+  for (int column = 0; column < table->columnCount(); ++column) {
+    int needed = std::max(header->sectionSizeHint(column), view->sizeHintForColumn(column));
+    // Qt keeps a stretched last column at least its default width.
+    if (column == table->columnCount() - 1 && header->stretchLastSection())
+      needed = std::max(needed, header->defaultSectionSize());
+    width += needed;
+  }
+  table->setMinimumWidth(width);
+}
+
 void set_cell(QTableWidget* table, int row, int column, const QString& text, const QColor& color = {}) {
   auto* item = new QTableWidgetItem(text);
   if (color.isValid()) item->setForeground(color);
@@ -148,6 +164,7 @@ void SummaryPanel::set_steps(const StepResult* a, const StepResult* b) {
       set_cell(figures_, i, 3, "—");
     }
   }
+  fit_width_to_columns(figures_);
   show_stages(a, b);
 
   const StepResult* steps[2] = {a, b};
@@ -196,6 +213,7 @@ void SummaryPanel::show_stages(const StepResult* a, const StepResult* b) {
       set_cell(stages_, row, column, QString::fromStdString(format_percent(t.idle_seconds / s->report.step_seconds)));
     }
   }
+  fit_width_to_columns(stages_);
 }
 
 }  // namespace simtrain::gui

@@ -20,6 +20,7 @@ class SummaryPanel : public QWidget {
 public:
   explicit SummaryPanel(QWidget* parent = nullptr);
   void set_steps(const StepResult* a, const StepResult* b);  // b: compared with a, or null
+  const QTableWidget& stage_table() const { return *stages_; }  // where the time went, per stage
   const QTableWidget& figures() const { return *figures_; }
 
 private:

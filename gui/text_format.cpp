@@ -22,13 +22,18 @@ std::string with_unit(double value, const char* unit) {
 
 }  // namespace
 
-std::string format_duration(double seconds) {
+DurationUnit duration_unit(double seconds) {
   const double magnitude = std::fabs(seconds);
-  if (magnitude >= 1) return with_unit(seconds, "s");
-  if (magnitude >= 1e-3) return with_unit(seconds * 1e3, "ms");
-  if (magnitude >= 1e-6) return with_unit(seconds * 1e6, "µs");
-  if (magnitude == 0) return "0 s";
-  return with_unit(seconds * 1e9, "ns");
+  if (magnitude >= 1 || magnitude == 0) return {1, "s"};
+  if (magnitude >= 1e-3) return {1e3, "ms"};
+  if (magnitude >= 1e-6) return {1e6, "µs"};
+  return {1e9, "ns"};
+}
+
+std::string format_duration(double seconds) {
+  if (seconds == 0) return "0 s";
+  const DurationUnit unit = duration_unit(seconds);
+  return with_unit(seconds * unit.per_second, unit.name);
 }
 
 std::string format_percent(double fraction) { return printed("%.1f %%", fraction * 100); }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "nice_ticks.hpp"
 #include "text_format.hpp"
 
 namespace simtrain::gui {
@@ -16,16 +17,6 @@ const QColor grid_color(236, 236, 236);
 const QColor label_color(90, 90, 90);
 const QColor path_color(214, 39, 40);
 const QColor predecessor_color(255, 140, 0);
-
-QBrush idle_hatch() { return QBrush(QColor(196, 196, 196), Qt::BDiagPattern); }
-
-// 1, 2 or 5 times a power of ten, at least `seconds`.
-double nice_step(double seconds) {
-  const double power = std::pow(10.0, std::floor(std::log10(seconds)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (m * power >= seconds) return m * power;
-  return 10 * power;
-}
 
 QString qt(const std::string& text) { return QString::fromStdString(text); }
 
@@ -56,7 +47,7 @@ private:
 
   QRectF view_rect(const Rect& r) const { return {r.x, to_view(r.y), r.width, r.height}; }
 
-  double major_step() const { return nice_step(110 / layout_.pixels_per_second()); }
+  double major_step() const { return ruler_step_seconds(layout_); }
 
   void paint_grid() {
     const double step = major_step();
@@ -88,8 +79,9 @@ private:
       const double x = layout_.x_of(t);
       const bool major = std::fabs(std::remainder(t, step)) < step * 1e-6;
       p_.drawLine(QPointF(x, ruler_height - (major ? 8 : 4)), QPointF(x, ruler_height));
-      if (major) p_.drawText(QPointF(x + 3, ruler_height - 10), qt(format_duration(std::fabs(t) < step * 1e-6 ? 0 : t)));
     }
+    for (const RulerLabel& label : ruler_labels(layout_, plot_.left(), plot_.right(), QFontMetricsF(p_.font())))
+      p_.drawText(label.rect, Qt::AlignLeft | Qt::AlignVCenter, label.text);
     p_.setClipping(false);
   }
 
@@ -283,28 +275,33 @@ QColor box_color(BoxKind kind, int chunk) {
 
 QColor idle_color() { return QColor(243, 243, 243); }
 
+QBrush idle_hatch() { return QBrush(QColor(196, 196, 196), Qt::BDiagPattern); }
+
+double ruler_step_seconds(const TimelineLayout& layout) { return nice_step(110 / layout.pixels_per_second()); }
+
+std::vector<RulerLabel> ruler_labels(const TimelineLayout& layout, double left, double right, const QFontMetricsF& metrics) {
+  constexpr double pad = 3;  // between a tick and its label
+  const double step = ruler_step_seconds(layout);
+  const double t0 = layout.seconds_at(left), t1 = layout.seconds_at(right);
+  std::vector<RulerLabel> labels;
+  for (double k = std::ceil(t0 / step - 1e-9); k * step <= t1 + step * 1e-9; ++k) {
+    const double x = layout.x_of(k * step);
+    const QString text = QString::fromStdString(format_duration(k * step));
+    const double width = metrics.horizontalAdvance(text);
+    // Right of its tick; left of it where the plot ends sooner, and none
+    // where that would run into the label before it.
+    QRectF rect(x + pad, 0, width, ruler_height - 8);
+    if (rect.right() > right) rect.moveRight(x - pad);
+    if (rect.left() < left || (!labels.empty() && rect.left() < labels.back().rect.right() + pad)) continue;
+    labels.push_back({text, rect});
+  }
+  return labels;
+}
+
 void paint_timeline(QPainter& painter, QSizeF size, const TimelineModel& model, const TimelineLayout& layout,
                     double scroll_y, const TimelineHighlight& highlight, const QString& title) {
   painter.save();
   TimelinePainter(painter, size, model, layout, scroll_y).paint(highlight, title);
-  painter.restore();
-}
-
-void paint_legend(QPainter& painter, QPointF origin) {
-  painter.save();
-  const double swatch = 12, height = painter.fontMetrics().height();
-  double x = origin.x();
-  auto entry = [&](const QString& label, const QBrush& fill, const QBrush& overlay) {
-    const QRectF box(x, origin.y() + (height - swatch) / 2, swatch, swatch);
-    painter.fillRect(box, fill);
-    painter.fillRect(box, overlay);
-    painter.setPen(Qt::black);
-    painter.drawText(QPointF(x + swatch + 4, origin.y() + painter.fontMetrics().ascent()), label);
-    x += swatch + 4 + painter.fontMetrics().horizontalAdvance(label) + 14;
-  };
-  for (int k = 0; k < box_kind_count; ++k)
-    entry(to_label(static_cast<BoxKind>(k)), box_color(static_cast<BoxKind>(k)), Qt::NoBrush);
-  entry("idle", idle_color(), idle_hatch());
   painter.restore();
 }
 

@@ -6,7 +6,9 @@
 // fast as a small one and its kinds stay apart.
 #include <vector>
 
+#include <QBrush>
 #include <QColor>
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QString>
 
@@ -17,6 +19,7 @@ namespace simtrain::gui {
 QColor box_color(BoxKind kind, int chunk = 0);  // odd model chunks (interleaving) a shade darker
 QColor task_color(const Program& program, const Task& task);  // its kind's, of its model chunk
 QColor idle_color();                             // the base of the bubble shading
+QBrush idle_hatch();                             // drawn over it
 
 struct TimelineHighlight {
   int selected = -1;
@@ -31,7 +34,17 @@ constexpr double ruler_height = 26;
 void paint_timeline(QPainter& painter, QSizeF size, const TimelineModel& model, const TimelineLayout& layout,
                     double scroll_y, const TimelineHighlight& highlight, const QString& title);
 
-// One swatch per kind of box and one for idle time, left to right from `origin`.
-void paint_legend(QPainter& painter, QPointF origin);
+// The time between major ticks of the ruler: a 1-2-5 step about 110 pixels wide.
+double ruler_step_seconds(const TimelineLayout& layout);
+
+struct RulerLabel {
+  QString text;  // "20.0 ms"
+  QRectF rect;   // in the ruler, as wide as the text
+};
+// The labels of the major ticks between x = `left` and `right`, each beside
+// its tick and wholly within them (the last one left of its tick where it
+// would not fit right of it).
+std::vector<RulerLabel> ruler_labels(const TimelineLayout& layout, double left, double right,
+                                     const QFontMetricsF& metrics);
 
 }  // namespace simtrain::gui

@@ -28,7 +28,8 @@ class ExportTest : public QObject {
     const TimelineWidget& timeline = window_.timelines().timeline(0);
     const TimelineLayout& layout = *timeline.timeline_layout();
     const TimelineRow& row = layout.rows()[*layout.row_of_rank(rank)];
-    const double y = CompareView::legend_height + ruler_height + row.y - timeline.scroll_y() + 2;
+    const CompareView& view = window_.timelines();
+    const double y = view.legend_height_at(view.export_size().width()) + ruler_height + row.y - timeline.scroll_y() + 2;
     return image.pixelColor(static_cast<int>(layout.x_of(seconds)), static_cast<int>(y));
   }
 

@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QApplication>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -140,6 +141,60 @@ private slots:
     QVERIFY(QTest::qWaitFor([&] { return sequence->hasFocus(); }, 2000));
     wheel();
     QCOMPARE(sequence->value(), before + sequence->singleStep());
+  }
+
+  // The first half of gui/examples/pp4-1f1b.json, opened in a new window: the
+  // form stays empty (no placeholder 1s), and it and Run say why, naming the
+  // file and where it breaks off, in plain words.
+  void aTruncatedScenarioSaysWhyAndLeavesTheFormEmpty() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("pp4-half.json").toStdString();
+    const std::string text = read_input_file(SIMTRAIN_SOURCE_DIR "/gui/examples/pp4-1f1b.json");
+    std::ofstream(path) << text.substr(0, text.size() / 2);
+    const QString reason = QString::fromStdString(path) +
+                           ": malformed JSON at line 10, column 34: unexpected end of input; expected '}' (is the file "
+                           "cut short?)";
+
+    MainWindow window;
+    window.set_interactive(false);  // problems go to stderr, not to message boxes
+    QVERIFY(!window.scenario_panel().has_document());
+    QVERIFY(!window.run_button(0).isEnabled());
+    QCOMPARE(window.scenario_panel().error(), QString("No scenario yet: pick a built-in scenario above, or open a "
+                                                      "scenario file (File menu)."));
+    window.open(QString::fromStdString(path));
+    const ScenarioPanel& panel = window.scenario_panel();
+    QVERIFY(!panel.has_document());
+    QVERIFY(!panel.scenario());
+    QCOMPARE(panel.error(), "Could not read the scenario: " + reason);
+    QVERIFY(!panel.error().contains("json.exception"));
+    QVERIFY(!panel.field("/model/hidden_size")->isVisibleTo(&panel));  // no form of 1s
+    QVERIFY(!window.run_button(0).isEnabled() && !window.run_button(1).isEnabled());
+    window.run(0);
+    QCOMPARE(window.statusBar()->currentMessage(), "Could not read the scenario: " + reason);
+    QVERIFY(!window.busy());
+  }
+
+  // Opened over a scenario, it leaves the form as it was, and says so.
+  void aTruncatedScenarioKeepsTheFormItHeld() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("cut.json").toStdString();
+    std::ofstream(path) << "{\"name\": \"cut\", \"model\": {";
+    ScenarioPanel panel;
+    panel.load("tiny-4gpu");
+    try {
+      panel.load(path);
+      QFAIL("accepted");
+    } catch (const InputError& e) {
+      QVERIFY(QString(e.what()).startsWith(QString::fromStdString(path) + ": malformed JSON at line 1, column "));
+    }
+    QVERIFY(panel.scenario());
+    QCOMPARE(panel.document().value("name", std::string()), std::string("tiny-4gpu"));
+    QCOMPARE(spin(panel, "/model/hidden_size")->value(), 1024);
+    QVERIFY(panel.field("/model/hidden_size")->isVisibleTo(&panel));
+    const QString status = panel.status().text();
+    QVERIFY2(status.startsWith("Could not read the scenario: " + QString::fromStdString(path) + ": malformed JSON at "),
+             qPrintable(status));
+    QVERIFY(status.endsWith("\nThe form still holds scenarios/tiny-4gpu.json."));
   }
 
   void theMessageThatDisablesRunIsInTheStatusBar() {

@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "compare_view.hpp"
 #include "gui_test_support.hpp"
 #include "pareto_view.hpp"
 #include "sim/base/input_error.hpp"
@@ -91,6 +92,63 @@ private slots:
     nlohmann::json no_cost = tiny_search();
     no_cost["rows"][0].erase("cost");
     QVERIFY(error(no_cost).rfind(path + ": rows[0]: not a search's row: ", 0) == 0);
+  }
+
+  // A search opened in a new window: the plot has the middle to itself (no
+  // empty timeline pane beside it); once a point ran, the timelines take
+  // the larger part above it and the plot keeps a useful size.
+  void thePlotTakesTheMiddle() {
+    MainWindow window;
+    window.resize(1600, 950);
+    window.show();
+    ParetoView& view = window.pareto_view();
+    QVERIFY(view.minimumSizeHint().width() >= 400 && view.minimumSizeHint().height() >= 300);
+    window.open_search_results(written("search.json", tiny_search()));
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(view.isVisible());
+    QVERIFY(window.timelines().isHidden());
+    QVERIFY2(view.width() >= 700 && view.height() >= 700, qPrintable(QString("%1 x %2").arg(view.width()).arg(view.height())));
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.position_of(0).toPoint());
+    QVERIFY(QTest::qWaitFor([&] { return !window.busy(); }, 120'000));
+    QVERIFY(window.timelines().isVisible());
+    QVERIFY(window.timelines().height() > view.height());
+    QVERIFY(view.width() >= 700 && view.height() >= view.minimumSizeHint().height());
+  }
+
+  // The caption, the ticks' labels and the axis title have the room their
+  // text needs, inside the view; both axes have several 1-2-5 ticks.
+  void everyTextHasRoomAndTheAxesSeveralTicks() {
+    ParetoView view;
+    view.set_results(read_search_results(written("search.json", tiny_search()).toStdString()));
+    const QFontMetricsF metrics(view.font());
+    for (const QSize size : {view.minimumSizeHint(), QSize(640, 420), QSize(1100, 780)}) {
+      view.resize(size);
+      const ParetoView::Layout layout = view.layout();
+      const QRectF inside(QPointF(0, 0), QSizeF(size));
+      QVERIFY(inside.contains(layout.caption_rect));
+      const QRectF caption = metrics.boundingRect(layout.caption_rect, Qt::TextWordWrap, layout.caption);
+      QVERIFY2(caption.width() <= layout.caption_rect.width() + 0.5 && caption.height() <= layout.caption_rect.height() + 0.5,
+               qPrintable(QString("%1 px wide").arg(size.width())));
+      QVERIFY(layout.caption.endsWith("red ring: the scenario's own"));
+      QVERIFY(inside.contains(layout.plot) && layout.plot.top() >= layout.caption_rect.bottom());
+      QVERIFY(layout.x_ticks.size() >= 3 && layout.y_ticks.size() >= 3);
+      for (const auto* ticks : {&layout.x_ticks, &layout.y_ticks})
+        for (size_t i = 0; i < ticks->size(); ++i) {
+          const ParetoView::Tick& tick = (*ticks)[i];
+          QVERIFY2(inside.contains(tick.label_rect), qPrintable(tick.label));
+          QVERIFY(tick.label_rect.width() >= metrics.horizontalAdvance(tick.label) - 0.01);
+          if (i > 0) QVERIFY(!tick.label_rect.intersects((*ticks)[i - 1].label_rect));
+        }
+      QVERIFY(inside.contains(layout.x_title_rect));
+    }
+    // tiny_search's step times 4.0 to 9.7 ms and costs 2.5 to 3.0 USD, at the minimum size.
+    view.resize(view.minimumSizeHint());
+    const ParetoView::Layout layout = view.layout();
+    QStringList x, y;
+    for (const ParetoView::Tick& t : layout.x_ticks) x << t.label;
+    for (const ParetoView::Tick& t : layout.y_ticks) y << t.label;
+    QCOMPARE(x.join(" | "), QString("4 ms | 6 ms | 8 ms"));
+    QCOMPARE(y.join(" | "), QString("2.6 | 2.8 | 3.0"));
   }
 
   // The front point, clicked: the form takes its TP 2 x PP 1, ZeRO 1, SP and runs it as A.

@@ -6,6 +6,9 @@
 #include <set>
 
 #include <QGroupBox>
+#include <QHeaderView>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QLabel>
 #include <QPushButton>
 #include <QTableWidget>
@@ -20,6 +23,8 @@
 #include "sim/program/trace.hpp"
 #include "summary_panel.hpp"
 #include "task_description.hpp"
+#include "text_format.hpp"
+#include "timeline_painter.hpp"
 
 using namespace simtrain;
 using namespace simtrain::gui;
@@ -98,6 +103,49 @@ private slots:
     // The fitted view shows the whole step.
     QVERIFY(layout_->x_of(0) >= TimelineLayout::header_width);
     QVERIFY(layout_->x_of(model_->step_seconds()) <= timeline_->viewport()->width());
+  }
+
+  // Each major tick's label lies whole in the plot, beside its tick, as wide
+  // as its text, apart from the others; at the right end too, at every zoom.
+  void rulerLabelsFitBesideTheirTicks() {
+    const QFontMetricsF metrics(timeline_->font());
+    const double left = TimelineLayout::header_width, right = timeline_->viewport()->width();
+    for (double factor : {1.0, 1.3, 1.7, 2.2, 3.1}) {
+      TimelineLayout layout(*model_);
+      layout.set_scale(layout_->origin_seconds(), layout_->pixels_per_second() * factor);
+      const std::vector<RulerLabel> labels = ruler_labels(layout, left, right, metrics);
+      QVERIFY(labels.size() >= 2);
+      const double step = ruler_step_seconds(layout);
+      for (size_t i = 0; i < labels.size(); ++i) {
+        const RulerLabel& label = labels[i];
+        QVERIFY(label.rect.left() >= left && label.rect.right() <= right);
+        QVERIFY(label.rect.width() >= metrics.horizontalAdvance(label.text));
+        if (i > 0) QVERIFY(label.rect.left() > labels[i - 1].rect.right());
+      }
+      // The last tick in view is labelled, wherever it falls.
+      const double last_tick = std::floor(layout.seconds_at(right) / step + 1e-9) * step;
+      QCOMPARE(labels.back().text, QString::fromStdString(format_duration(last_tick)));
+    }
+  }
+
+  // The stage table's columns, "bubble" last, are whole in the Summary pane:
+  // no horizontal scrolling, each header as wide as its text.
+  void theStageTableShowsEveryColumnWhole() {
+    QApplication::processEvents();  // the header lays its sections out when it gets to it
+    const QTableWidget* stages = &window_.summary().stage_table();
+    QCOMPARE(stages->columnCount(), 9);
+    QCOMPARE(stages->horizontalHeaderItem(8)->text(), QString("bubble"));
+    QCOMPARE(stages->horizontalScrollBar()->maximum(), 0);
+    const QHeaderView* header = stages->horizontalHeader();
+    for (int column = 0; column < stages->columnCount(); ++column) {
+      QVERIFY(header->sectionSize(column) >= header->fontMetrics().horizontalAdvance(stages->horizontalHeaderItem(column)->text()));
+      QVERIFY(header->sectionViewportPosition(column) + header->sectionSize(column) <= header->viewport()->width());
+    }
+    // And the table itself is whole in the pane's view.
+    const auto* area = qobject_cast<QScrollArea*>(window_.summary().parentWidget()->parentWidget());
+    QVERIFY(area);
+    QVERIFY(stages->mapTo(area->viewport(), QPoint(stages->width(), 0)).x() <= area->viewport()->width());
+    QVERIFY(area->mapTo(&window_, QPoint(area->width(), 0)).x() <= window_.width());  // and the pane in the window
   }
 
   void wheelZoomsAroundTheCursorAndKeepsGeometry() {
