@@ -1,4 +1,4 @@
-// simtrain-gui [scenario.json | scenario name | trace.json] [--compare ...]
+// simtrain-gui [scenario.json | scenario name | trace.json] [--compare ...] [--help] [--version]
 //              [--search results.json] [--screenshot window.png] [--export timeline.png|svg]
 // With --screenshot or --export it runs what it was given, writes the file
 // and quits (documentation, headless checks with QT_QPA_PLATFORM=offscreen).
@@ -10,11 +10,13 @@
 #include <QTimer>
 
 #include "main_window.hpp"
+#include "version.hpp"
 
 int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription("Edit, simulate and compare LLM training steps; see the pipeline bubbles.");
   parser.addHelpOption();
+  parser.addVersionOption();
   parser.addPositionalArgument("file", "a scenario (file or built-in name) to simulate, or a Chrome trace to show");
   const QCommandLineOption compare("compare", "a second scenario or trace, shown below the first", "file");
   const QCommandLineOption screenshot("screenshot", "write a PNG of the window once everything ran, then quit", "png");
@@ -27,6 +29,8 @@ int main(int argc, char** argv) {
     // and --help or a mistyped option needs none (process() prints and exits).
     QCoreApplication command_line(argc, argv);
     QCoreApplication::setApplicationName("simtrain-gui");
+    // "0.1.0 (git ce5a6dc)": version_text() is "simtrain 0.1.0 (git ce5a6dc)".
+    QCoreApplication::setApplicationVersion(QString::fromStdString(simtrain::version_text()).section(' ', 1));
     parser.process(command_line);
   }
 

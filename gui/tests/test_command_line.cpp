@@ -1,7 +1,9 @@
 // simtrain-gui reads its command line before it opens a window: --help
-// prints the usage and exits 0, and a mistyped option is refused (exit 1),
-// both without a display to reach (where QApplication would abort).
+// prints the usage and --version the version and exit 0, and a mistyped
+// option is refused (exit 1), all without a display to reach (where
+// QApplication would abort).
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTest>
 
 class CommandLineTest : public QObject {
@@ -35,8 +37,17 @@ private slots:
     QVERIFY2(ran.out.startsWith("Usage: "), qPrintable(ran.out + ran.err));
     QVERIFY(ran.out.contains("[options] file"));
     QVERIFY(ran.out.contains("Edit, simulate and compare LLM training steps"));
-    for (const char* option : {"--compare <file>", "--search <json>", "--screenshot <png>", "--export <file>"})
+    for (const char* option : {"--version", "--compare <file>", "--search <json>", "--screenshot <png>", "--export <file>"})
       QVERIFY2(ran.out.contains(option), option);
+  }
+
+  // As `simtrain --version` says it: "simtrain-gui 0.1.0 (git ce5a6dc)".
+  void versionPrintsTheVersionWithoutADisplay() {
+    const Ran ran = run_without_display({"--version"});
+    QCOMPARE(ran.status, QProcess::NormalExit);
+    QCOMPARE(ran.exit_code, 0);
+    QVERIFY2(QRegularExpression("^simtrain-gui \\d+\\.\\d+\\.\\d+( \\(git [^)]+\\))?\n$").match(ran.out).hasMatch(),
+             qPrintable(ran.out + ran.err));
   }
 
   void aMistypedOptionIsRefusedWithoutADisplay() {
