@@ -133,8 +133,16 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->excludes(tokens_option)
       ->excludes(steps_option);
   tokens_option->excludes(steps_option);
-  train_command->add_option("--runs", train_request.runs, "runs with consecutive seeds (mean and percentiles)")
+  train_command
+      ->add_option("--runs", train_request.runs,
+                   "runs with consecutive seeds, for the mean and percentiles (default: " + std::to_string(default_runs) +
+                       ", fewer if so many cannot be simulated; 1 where nothing fails)")
       ->check(between(1, 100000));
+  train_command->add_flag("--no-failures", train_request.no_failures,
+                          "nothing fails (the ideal run); without it, a scenario that states no failure rates fails at "
+                          "those measured while Llama 3 405B trained");
+  train_command->add_flag("--ignore-memory", train_request.ignore_memory,
+                          "price the job even if it does not fit in its GPUs' memory");
   train_command->add_option("--trace", run_trace_path,
                             "write the first run's timeline as a Chrome trace (.gz: compressed); - for standard output");
   train_command->add_option("--report", run_report_path, "write the figures as JSON; - for standard output");

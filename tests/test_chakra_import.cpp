@@ -213,6 +213,10 @@ TEST(ChakraImport, BadInputIsRefusedNamingFileFieldAndReason) {
   std::ofstream(prefix + ".comm_groups.json") << R"({"1": [0, 1, 2]})";
   EXPECT_EQ(import_error(prefix),
             prefix + ".comm_groups.json: 1: rank 2, but there are traces of 2 ranks (" + prefix + ".{0..1}.et)");
+
+  std::ofstream(prefix + ".comm_groups.json") << R"({"1": [0, )";  // cut short: said plainly, no library codes
+  EXPECT_EQ(import_error(prefix), prefix + ".comm_groups.json: malformed JSON at line 1, column 11: unexpected end of "
+                                           "input; expected '[', '{', or a literal (is the file cut short?)");
 }
 
 }  // namespace

@@ -116,6 +116,12 @@ TEST_F(CliTest, SimulatesExportedChakraTraces) {
   EXPECT_GT(report.at("step_time_s").get<double>(), 0);
   EXPECT_EQ(report.at("stages").size(), 2u);  // tiny-4gpu's two pipeline stages
   EXPECT_TRUE(report.at("memory").is_null());
+  // Traces say nothing of tokens or model FLOPs: no throughput or MFU, rather than zeros.
+  EXPECT_THAT(r.out, AllOf(testing::Not(HasSubstr("\nthroughput")), testing::Not(HasSubstr("\nMFU")),
+                           HasSubstr("TFLOP/s per GPU as recorded (throughput and MFU unknown")));
+  for (const char* unknown : {"tokens_per_s", "model_tflops_per_gpu", "mfu"})
+    EXPECT_TRUE(report.at(unknown).is_null()) << unknown;
+  EXPECT_GT(report.at("hardware_tflops_per_gpu").get<double>(), 0);
 }
 
 TEST_F(CliTest, ChakraTracesOnAPlatformFileSayWhatThePlatformChanges) {

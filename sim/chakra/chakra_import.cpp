@@ -14,6 +14,7 @@
 
 #include "sim/base/enum_named.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/base/json_fields.hpp"
 #include "sim/chakra/et_def.pb.h"
 #include "sim/chakra/simtrain_attributes.hpp"
 
@@ -172,7 +173,7 @@ private:
       try {
         doc = nlohmann::json::parse(in);
       } catch (const nlohmann::json::exception& e) {
-        throw InputError(path, "", std::string("not JSON: ") + e.what());
+        throw InputError(path, "", json_error_reason(e));
       }
       if (!doc.is_object()) throw InputError(path, "", "not a JSON object of group name -> ranks");
       for (auto it = doc.begin(); it != doc.end(); ++it) {

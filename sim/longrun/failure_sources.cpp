@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/base/input_error.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/engine/platform_file.hpp"
 #include "sim/network/fabric.hpp"
 
@@ -107,7 +108,7 @@ void check_scheduled_before(const Scenario& s, double horizon_seconds) {
   for (size_t i = 0; i < scheduled.size(); ++i)
     if (scheduled[i].at_seconds > horizon_seconds)
       throw InputError(s.source, "reliability.failures[" + std::to_string(i) + "].at_hours",
-                       "after the end of the run (" + std::to_string(horizon_seconds / hour) + " h without failures)");
+                       "after the end of the run (" + with_commas(horizon_seconds / hour, 1) + " h without failures)");
 }
 
 FailureDraws::FailureDraws(const std::vector<FailureSource>& sources, uint64_t seed)

@@ -146,7 +146,7 @@ std::string to_text(const TrainPlan& plan) {
     failures += (failures.empty() ? "" : ", ") + component + format(" %.1f", count.get<double>());
   line(run_count == 1 ? "failures" : "failures (mean)", failures.empty() ? "none" : failures);
   if (m.price_per_gpu_hour > 0)
-    line("cost", "$" + with_commas(j["cost_usd"]["mean"].get<double>()) + (run_count == 1 ? "" : " mean") +
+    line("cost", dollars(j["cost_usd"]["mean"].get<double>()) + (run_count == 1 ? "" : " mean") +
                      " (" + with_commas(m.gpus) + " GPUs" + format(" at $%.2f per GPU-hour", m.price_per_gpu_hour) +
                      (m.default_price_gpu.empty()
                           ? ")"
