@@ -65,16 +65,6 @@ QString formatted(Unit unit, double value) {
   return {};
 }
 
-// B − A in percent of A ("−9.3 %"), or in percentage points for shares ("−7.4 pt");
-// none when it rounds to zero.
-std::optional<QString> difference(Unit unit, double a, double b) {
-  const bool points = unit == Unit::fraction;
-  if (!points && a == 0) return b == 0 ? std::nullopt : std::optional(QString("new"));
-  const double change = (b - a) * 100 / (points ? 1 : std::fabs(a));
-  if (std::fabs(change) < 0.05) return std::nullopt;
-  return (change > 0 ? "+" : "−") + QString::number(std::fabs(change), 'f', 1) + (points ? " pt" : " %");
-}
-
 QTableWidget* read_only_table(int columns) {
   auto* table = new QTableWidget(0, columns);
   table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -154,9 +144,9 @@ void SummaryPanel::set_steps(const StepResult* a, const StepResult* b) {
     const std::optional<double> vb = f.value(*b);
     set_cell(figures_, i, 2, vb ? formatted(f.unit, *vb) : "—");
     if (va && vb) {
-      const std::optional<QString> change = difference(f.unit, *va, *vb);
+      const std::optional<std::string> change = format_change(*va, *vb, f.unit == Unit::fraction);
       const bool better = f.lower_is_better ? *vb < *va : *vb > *va;
-      set_cell(figures_, i, 3, change.value_or(tr("same")),
+      set_cell(figures_, i, 3, change ? QString::fromStdString(*change) : tr("same"),
                !change ? QColor() : better ? QColor(26, 127, 55) : QColor(180, 35, 24));
       figures_->item(i, 3)->setToolTip(QString::fromUtf8("B − A = ") + (*vb >= *va ? "+" : "−") +
                                        formatted(f.unit, std::fabs(*vb - *va)));

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/base/text_format.hpp"
+
 namespace simtrain::gui {
 
 namespace {
@@ -37,5 +39,20 @@ std::string format_duration(double seconds) {
 }
 
 std::string format_percent(double fraction) { return printed("%.1f %%", fraction * 100); }
+
+std::optional<std::string> format_change(double a, double b, bool shares) {
+  if (shares) {
+    const double points = (b - a) * 100;
+    if (std::fabs(points) < 0.05) return std::nullopt;
+    return (points > 0 ? "+" : "−") + printed("%.1f pt", std::fabs(points));
+  }
+  if (a == 0) return b == 0 ? std::nullopt : std::optional<std::string>("new");
+  const double ratio = b / a;
+  if (ratio >= 2) return significant(ratio) + "x";
+  if (ratio > 0 && ratio <= 0.5) return "1/" + significant(1 / ratio) + "x";
+  const double percent = (ratio - 1) * 100 * (a < 0 ? -1 : 1);
+  if (std::fabs(percent) < 0.05) return std::nullopt;
+  return (percent > 0 ? "+" : "−") + printed("%.1f %%", std::fabs(percent));
+}
 
 }  // namespace simtrain::gui
