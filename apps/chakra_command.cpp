@@ -2,6 +2,7 @@
 
 #include "sim/base/text_format.hpp"
 #include "sim/chakra/chakra_export.hpp"
+#include "sim/chakra/replay_check.hpp"
 #include "sim/engine/simulate.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/program/program_builder.hpp"
@@ -16,9 +17,18 @@ ChakraCommand::ChakraCommand(CLI::App& app) {
   command_->add_option("out_prefix", prefix_, "path prefix of the files, e.g. traces/gpt3 (its folder must exist)")
       ->required();
   force_.add_to(*command_);
+  check_ = app.add_subcommand("check-chakra", "replay Chakra traces PREFIX.<rank>.et under ASTRA-sim's execution rules "
+                                              "(one communication node in flight per rank) and report a deadlock");
+  check_->add_option("prefix", check_prefix_, "path prefix of the traces, e.g. traces/gpt3")->required();
 }
 
 void ChakraCommand::run(std::ostream& out) const {
+  if (check_->parsed()) {
+    const ReplayCheck check = check_chakra_replay(check_prefix_);
+    out << "no deadlock: " << with_commas(double(check.nodes)) << " nodes of " << check.ranks
+        << " ranks ran to the end under ASTRA-sim's rules (one communication node in flight per rank)\n";
+    return;
+  }
   const Scenario scenario = scenario_.load();
   const Program program = build_program(scenario, build_workload(scenario));
   const std::vector<double> seconds = work_durations(program, *make_cost_model(scenario), scenario.training.dtype);

@@ -225,6 +225,10 @@ void expect_faithful(const Exported& e, const std::string& label) {
         const std::string group = std::get<std::string>(node.attr.at("pg_name"));
         const std::vector<int> members = e.groups.at(group).get<std::vector<int>>();
         EXPECT_NE(std::find(members.begin(), members.end(), rank), members.end()) << node.name << " in group " << group;
+        // comm_size as ASTRA-sim reads it (Ring.cc:70-88 at astra-sim 8ee4478): an all-gather's is each rank's
+        // input, its share of the gathered output simtrain counts; every other kind's is what simtrain counts.
+        const double per_rank = task.kind == TaskKind::ALLGATHER ? task.bytes / double(members.size()) : task.bytes;
+        EXPECT_EQ(node.integer("comm_size"), std::llround(per_rank)) << node.name;
         for (int repeat = 0; repeat < task.count; ++repeat)
           collectives[group][rank].push_back({node.integer("comm_type"), node.integer("comm_size")});
       }
@@ -263,6 +267,23 @@ TEST(ChakraExport, ExpertParallelAllToAll) {
   for (const Node& node : e.ranks[0].nodes)
     all_to_all += node.type == kCollNode && node.integer("comm_type") == kAllToAll;
   EXPECT_GT(all_to_all, 0u);
+}
+
+TEST(ChakraExport, AllGatherCommSizeIsEachRanksInput) {
+  // ZeRO-1's weight all-gather over 4 ranks: simtrain counts the gathered
+  // weights, ASTRA-sim's all-gather takes each rank's quarter of them.
+  nlohmann::json doc = fixtures::scenario_json(1, 1, 4, 4, "1f1b");
+  doc["parallelism"]["zero_stage"] = 1;
+  const Exported e = export_and_read(fixtures::scenario_from(doc), "allgather");
+  size_t all_gathers = 0;
+  for (const Node& node : e.ranks[0].nodes) {
+    if (node.type != kCollNode || node.integer("comm_type") != kAllGather || node.id >= e.program.tasks.size()) continue;
+    ++all_gathers;
+    const double gathered_bytes = e.program.tasks[node.id].bytes;
+    EXPECT_GT(gathered_bytes, 1e6) << node.name;
+    EXPECT_EQ(node.integer("comm_size"), std::llround(gathered_bytes / 4)) << node.name;
+  }
+  EXPECT_GT(all_gathers, 0u);
 }
 
 TEST(ChakraExport, RefusesParameterServers) {

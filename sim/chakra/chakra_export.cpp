@@ -11,6 +11,8 @@
 #include "sim/base/atomic_file.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/output_files.hpp"
+#include "sim/chakra/communication_order.hpp"
+#include "sim/chakra/comm_size.hpp"
 #include "sim/chakra/et_def.pb.h"
 #include "sim/chakra/simtrain_attributes.hpp"
 #include "sim/program/trace.hpp"
@@ -41,10 +43,19 @@ void add_attribute(chakra::Node& node, const std::string& name, auto set_value) 
 // The nodes of one rank's tasks, in issue order.
 class RankNodes {
 public:
-  RankNodes(const Program& program, const std::vector<double>& work_seconds, int rank)
-      : program_(program), work_seconds_(work_seconds), rank_(rank) {
+  RankNodes(const Program& program, const std::vector<double>& work_seconds,
+            const std::vector<int32_t>& communication_before, int rank)
+      : program_(program), work_seconds_(work_seconds), communication_before_(communication_before), rank_(rank) {
     for (const TaskQueue& queue : task_queues(program, rank))
       for (size_t i = 1; i < queue.tasks.size(); ++i) queue_predecessor_[queue.tasks[i]] = queue.tasks[i - 1];
+    // Each task's last node, known before any is written: the communication
+    // chain may name a task later in the file.
+    for (const int id : program.rank_tasks(rank)) {
+      const int count = program.tasks[id].count;
+      last_node_of_[id] = count > 1 ? program.tasks.size() + extra_ids_ + count - 2 : uint64_t(id);
+      extra_ids_ += count - 1;
+    }
+    extra_ids_ = 0;
   }
 
   std::vector<chakra::Node> build() {
@@ -69,7 +80,11 @@ private:
     for (const int32_t dep : program_.deps(task))
       if (program_.tasks[dep].rank == rank_) node.add_data_deps(uint64_t(dep));
     if (const auto before = queue_predecessor_.find(task.id); before != queue_predecessor_.end())
-      node.add_ctrl_deps(uint64_t(last_node_of_.at(before->second)));
+      node.add_ctrl_deps(last_node_of_.at(before->second));
+    if (const int32_t held = communication_before_[task.id]; held >= 0) {
+      const uint64_t held_node = last_node_of_.at(held);
+      if (node.ctrl_deps().empty() || node.ctrl_deps(0) != held_node) node.add_ctrl_deps(held_node);
+    }
     const int64_t bytes = std::llround(task.bytes);
     if (is_compute(task.kind)) {
       const Work& work = program_.works.at(task.work);
@@ -89,7 +104,8 @@ private:
     } else {
       node.set_type(chakra::COMM_COLL_NODE);
       add_attribute(node, "comm_type", [&](auto& a) { a.set_int64_val(comm_type(task.kind)); });
-      add_attribute(node, "comm_size", [&](auto& a) { a.set_int64_val(bytes); });
+      const int group_size = static_cast<int>(program_.groups.at(task.group).ranks.size());
+      add_attribute(node, "comm_size", [&](auto& a) { a.set_int64_val(chakra_comm_size(task.kind, task.bytes, group_size)); });
       add_attribute(node, "pg_name", [&](auto& a) { a.set_string_val(std::to_string(task.group + 1)); });  // index + 1
     }
     uint64_t last = node.id();
@@ -105,11 +121,11 @@ private:
       last = next.id();
       nodes.push_back(std::move(next));
     }
-    last_node_of_[task.id] = last;
   }
 
   const Program& program_;
   const std::vector<double>& work_seconds_;
+  const std::vector<int32_t>& communication_before_;  // task id -> the slot holder before it (communication_order.hpp)
   const int rank_;
   std::unordered_map<int, int> queue_predecessor_;  // task id -> the task before it on its queue
   std::unordered_map<int, uint64_t> last_node_of_;  // task id -> its last node (of `count`)
@@ -159,9 +175,10 @@ ChakraExport export_chakra(const Program& program, const std::vector<double>& wo
   // two exports side by side, which the program hash in each file's
   // GlobalMetadata tells apart. One rank's nodes at a time in memory.
   const std::string hash = program_hash(program);
+  const std::vector<int32_t> communication_before = communication_predecessors(program, work_seconds);
   for (int rank = 0; rank < program.world_size; ++rank)
     write_file_atomically(result.files[rank], [&](std::ostream& out) {
-      const std::vector<chakra::Node> nodes = RankNodes(program, work_seconds, rank).build();
+      const std::vector<chakra::Node> nodes = RankNodes(program, work_seconds, communication_before, rank).build();
       result.nodes += nodes.size();
       write_nodes(out, program, hash, rank, nodes);
     });

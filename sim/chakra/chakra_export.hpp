@@ -9,9 +9,9 @@
 // - compute (F, B, W, R, OPT, COMPRESS, DECOMPRESS): COMP_NODE, its duration
 //   from the cost model (whole microseconds, as the schema has them; at least
 //   1), num_ops its FLOPs, tensor_size its bytes;
-// - collectives: COMM_COLL_NODE, comm_type, comm_size (what each rank holds:
-//   the buffer of an all-reduce, the input of a reduce-scatter, the output of
-//   an all-gather, the send buffer of an all-to-all, as nccl-tests count it),
+// - collectives: COMM_COLL_NODE, comm_type, comm_size as ASTRA-sim reads it
+//   (comm_size.hpp: the buffer of an all-reduce, the input of a reduce-scatter,
+//   each rank's input of an all-gather, the send buffer of an all-to-all),
 //   pg_name its group (its index in Program::groups + 1; ASTRA-sim reserves "0" for
 //   all ranks); a task standing for `count` back-to-back collectives becomes
 //   `count` nodes, each waiting for the one before;
@@ -20,7 +20,11 @@
 // Node ids are the Program's task ids. data_deps are the task's dependencies
 // on its own rank (a RECV's on its SEND becomes the tag); ctrl_deps hold the
 // task before it on the same queue (stream, and peer on the p2p stream),
-// since Chakra has no streams and runs whatever is ready.
+// since Chakra has no streams and runs whatever is ready, and, for a
+// collective or a SEND, the collective or SEND before it in the order a
+// consumer running one communication node per rank at a time must issue them
+// (communication_order.hpp: ASTRA-sim's rule; without it the last stage's
+// embedding all-reduce could hold its rank's one slot before its last send).
 // Beyond Chakra's fields, simtrain's own attributes (simtrain_attributes.hpp:
 // streams, kinds, dimensions, p2p batches, repeats, the tp x dp x pp layout),
 // which Chakra's readers skip and import_chakra reads to give the Program back.

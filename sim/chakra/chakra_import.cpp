@@ -8,13 +8,13 @@
 #include <tuple>
 #include <unordered_map>
 
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/util/delimited_message_util.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/base/enum_named.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
+#include "sim/chakra/chakra_file.hpp"
+#include "sim/chakra/comm_size.hpp"
 #include "sim/chakra/et_def.pb.h"
 #include "sim/chakra/simtrain_attributes.hpp"
 
@@ -24,45 +24,12 @@ namespace {
 
 namespace chakra = ChakraProtoMsg;
 namespace attribute = chakra_attributes;
-using Attributes = google::protobuf::RepeatedPtrField<chakra::AttributeProto>;
+using RankFile = ChakraRankFile;
 
-const chakra::AttributeProto* find_attribute(const Attributes& attributes, const std::string& name) {
-  for (const chakra::AttributeProto& a : attributes)
-    if (a.name() == name) return &a;
-  return nullptr;
+const chakra::AttributeProto* find_attribute(const ChakraAttributes& attributes, const std::string& name) {
+  return find_chakra_attribute(attributes, name);
 }
-
-struct RankFile {
-  std::string path;
-  chakra::GlobalMetadata metadata;
-  std::vector<chakra::Node> nodes;
-};
-
-RankFile read_rank_file(const std::string& path) {
-  RankFile file{path, {}, {}};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot be read");
-  google::protobuf::io::IstreamInputStream stream(&in);
-  bool clean_eof = false;
-  if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&file.metadata, &stream, &clean_eof))
-    throw InputError(path, "GlobalMetadata",
-                     clean_eof ? "the file is empty" : "truncated, or not a length-delimited protobuf message");
-  for (;;) {
-    chakra::Node node;
-    if (google::protobuf::util::ParseDelimitedFromZeroCopyStream(&node, &stream, &clean_eof)) {
-      file.nodes.push_back(std::move(node));
-      continue;
-    }
-    if (clean_eof) return file;
-    const std::string after = file.nodes.empty() ? "the GlobalMetadata" : "node " + std::to_string(file.nodes.back().id());
-    throw InputError(path, "node " + std::to_string(file.nodes.size() + 1) + " of the file (after " + after + ")",
-                     "truncated, or not a length-delimited protobuf message");
-  }
-}
-
-std::string node_label(const chakra::Node& node) {
-  return "node " + std::to_string(node.id()) + (node.name().empty() ? "" : " (" + node.name() + ")");
-}
+std::string node_label(const chakra::Node& node) { return chakra_node_label(node); }
 
 std::optional<TaskKind> collective_kind(int64_t comm_type) {
   switch (comm_type) {
@@ -93,7 +60,7 @@ public:
         if (rank == 0) throw InputError(path, "", "no such file (the trace of rank 0 of --chakra " + prefix_ + ")");
         break;
       }
-      files_.push_back(read_rank_file(path));
+      files_.push_back(read_chakra_rank_file(path));
       result_.files.push_back(path);
     }
     world_ = static_cast<int>(files_.size());
@@ -288,7 +255,8 @@ private:
         if (!kind) return std::nullopt;
         task.kind = *kind;
         task.group = group_of(file, node, rank);
-        task.bytes = static_cast<double>(integer(file, node, "comm_size"));
+        task.bytes = bytes_of_comm_size(task.kind, integer(file, node, "comm_size"),
+                                        static_cast<int>(result_.program.groups[task.group].ranks.size()));
         task.stream = Stream::dp;
         task.dim = CommDim::dp;
         break;

@@ -11,7 +11,9 @@
 //   distinct duration, num_ops and tensor_size; the Work holds no ops, its
 //   fixed_seconds is the duration, so any cost model gives it back);
 // - COMM_COLL_NODE of ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL: the
-//   collective over its pg_name's group ("0" or none: every rank), of comm_size bytes;
+//   collective over its pg_name's group ("0" or none: every rank), of comm_size
+//   bytes as ASTRA-sim reads them (comm_size.hpp): an all-gather's output is
+//   comm_size times the group's size, as simtrain counts it;
 // - COMM_SEND_NODE / COMM_RECV_NODE: a transfer, matched by (comm_src,
 //   comm_dst, comm_tag) with its other side, which must exist and agree on comm_size;
 // - anything else (METADATA_NODE, MEM_LOAD_NODE, MEM_STORE_NODE, other

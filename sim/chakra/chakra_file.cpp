@@ -1,0 +1,44 @@
+#include "sim/chakra/chakra_file.hpp"
+
+#include <fstream>
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/util/delimited_message_util.h>
+
+#include "sim/base/input_error.hpp"
+
+namespace simtrain {
+
+ChakraRankFile read_chakra_rank_file(const std::string& path) {
+  ChakraRankFile file{path, {}, {}};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot be read");
+  google::protobuf::io::IstreamInputStream stream(&in);
+  bool clean_eof = false;
+  if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&file.metadata, &stream, &clean_eof))
+    throw InputError(path, "GlobalMetadata",
+                     clean_eof ? "the file is empty" : "truncated, or not a length-delimited protobuf message");
+  for (;;) {
+    ChakraProtoMsg::Node node;
+    if (google::protobuf::util::ParseDelimitedFromZeroCopyStream(&node, &stream, &clean_eof)) {
+      file.nodes.push_back(std::move(node));
+      continue;
+    }
+    if (clean_eof) return file;
+    const std::string after = file.nodes.empty() ? "the GlobalMetadata" : "node " + std::to_string(file.nodes.back().id());
+    throw InputError(path, "node " + std::to_string(file.nodes.size() + 1) + " of the file (after " + after + ")",
+                     "truncated, or not a length-delimited protobuf message");
+  }
+}
+
+const ChakraProtoMsg::AttributeProto* find_chakra_attribute(const ChakraAttributes& attributes, const std::string& name) {
+  for (const ChakraProtoMsg::AttributeProto& a : attributes)
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+std::string chakra_node_label(const ChakraProtoMsg::Node& node) {
+  return "node " + std::to_string(node.id()) + (node.name().empty() ? "" : " (" + node.name() + ")");
+}
+
+}  // namespace simtrain

@@ -1,0 +1,28 @@
+#pragma once
+// One rank's Chakra execution trace as read from disk: its GlobalMetadata and
+// Nodes, length-delimited protobuf messages (shared by the importer and the
+// replay check).
+#include <string>
+#include <vector>
+
+#include "sim/chakra/et_def.pb.h"
+
+namespace simtrain {
+
+struct ChakraRankFile {
+  std::string path;
+  ChakraProtoMsg::GlobalMetadata metadata;
+  std::vector<ChakraProtoMsg::Node> nodes;
+};
+
+// Throws InputError naming the file (and the node after which it breaks) for
+// a file that cannot be read, is empty or is truncated.
+ChakraRankFile read_chakra_rank_file(const std::string& path);
+
+using ChakraAttributes = google::protobuf::RepeatedPtrField<ChakraProtoMsg::AttributeProto>;
+const ChakraProtoMsg::AttributeProto* find_chakra_attribute(const ChakraAttributes& attributes, const std::string& name);
+
+// "node 12 (allreduce dp0 24MiB)", or "node 12" for a node without a name.
+std::string chakra_node_label(const ChakraProtoMsg::Node& node);
+
+}  // namespace simtrain
