@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "sim/base/text_format.hpp"
 
@@ -31,16 +30,15 @@ double daly_interval_seconds(double checkpoint_seconds, double mtbf_seconds) {
 CheckpointInterval choose_checkpoint_interval(const CheckpointConfig& config, double step_seconds,
                                               double write_seconds, double stop_mtbf_seconds, bool scheduled_stops) {
   if (config.every_steps > 0)
-    return {config.every_steps, "every " + std::to_string(config.every_steps) + " steps (checkpoint.every_steps)"};
+    return {config.every_steps, "every " + with_commas(double(config.every_steps)) + " steps (checkpoint.every_steps)"};
   if (config.every_minutes > 0)
     return {steps_in(config.every_minutes * 60, step_seconds),
             format("every %g minutes (checkpoint.every_minutes)", config.every_minutes)};
   if (stop_mtbf_seconds > 0) {
     const double interval = daly_interval_seconds(write_seconds, stop_mtbf_seconds);
-    char rule[160];
-    std::snprintf(rule, sizeof rule, "Daly's optimum: %.1f min of training between checkpoints (write %.1f s, MTBF %.2f h)",
-                  interval / 60, write_seconds, stop_mtbf_seconds / 3600);
-    return {steps_in(interval, step_seconds), rule};
+    return {steps_in(interval, step_seconds),
+            "Daly's optimum: " + with_commas(interval / 60, 1) + " min of training between checkpoints (write " +
+                with_commas(write_seconds, 1) + " s, MTBF " + with_commas(stop_mtbf_seconds / 3600, 2) + " h)"};
   }
   if (scheduled_stops) return {checkpoint_at_the_end, "only scheduled failures: one checkpoint at the end"};
   return {0, "no failure can stop the job"};

@@ -79,10 +79,10 @@ PublishedRates published_failure_rates(const ReliabilityConfig& stated, bool spa
   if (!spares_stated) {
     const double nodes = std::ceil(static_cast<double>(world_size) / gpus_per_node);
     const double failures_per_hour = world_size / r.gpu_mtbf_hours + nodes / r.node_mtbf_hours;
-    r.spare_nodes = poisson_quantile(failures_per_hour * r.repair_hours, spare_pool_confidence);
+    r.spare_nodes = 1 + poisson_quantile(failures_per_hour * r.repair_hours, spare_pool_confidence);
     published.description += "; " + std::to_string(r.spare_nodes) +
                              (r.spare_nodes == 1 ? " spare node" : " spare nodes") +
-                             format(", so that a failed one is replaced at once %g %% of the time", 100 * spare_pool_confidence);
+                             format(", so that %g %% of failures find one free", 100 * spare_pool_confidence);
   }
   return published;
 }

@@ -30,8 +30,10 @@ inline constexpr double llama3_snapshot_hours = 54 * 24;
 inline constexpr double llama3_gpus = 16384;
 inline constexpr int llama3_gpus_per_node = 8;
 
-// A spare pool large enough that a GPU or node failure finds a spare at once
-// this often: failures in repair at one time follow a Poisson law.
+// A spare pool large enough that a GPU or node failure finds a spare free
+// this often: one for the failed node, and one for each other node still in
+// repair when it fails, whose number follows a Poisson law (failures arrive
+// at random, each repaired in repair_hours).
 inline constexpr double spare_pool_confidence = 0.999;
 
 struct PublishedRates {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "sim/base/text_format.hpp"
 
@@ -112,22 +113,25 @@ std::string to_text(const TrainPlan& plan) {
   line("steps", with_commas(static_cast<double>(m.steps)) + " (" +
                     with_commas(m.steps * j["tokens_per_step"].get<double>()) + " tokens) " + plan.steps_rule);
   line("failure rates", plan.failure_rates);
-  line("checkpoint", format("%.1f GB", plan.checkpoint_bytes / 1e9) + format(", write %.1f s", m.checkpoint_write_seconds) +
+  line("checkpoint", with_commas(plan.checkpoint_bytes / 1e9, 1) + " GB" + format(", write %.1f s", m.checkpoint_write_seconds) +
                          format(", read %.1f s", m.checkpoint_read_seconds) + "; " +
                          (m.checkpoint_every_steps > 0 ? "every " + with_commas(double(m.checkpoint_every_steps)) + " steps: "
                                                        : "none: ") +
                          plan.interval_rule);
-  line("job-stopping MTBF", plan.stop_mtbf_seconds > 0 ? format("%.2f h", plan.stop_mtbf_seconds / hour) : "no failures");
+  line("job-stopping MTBF", plan.stop_mtbf_seconds > 0 ? with_commas(plan.stop_mtbf_seconds / hour, 2) + " h" : "no failures");
   if (m.wall_limit_seconds > 0)
     line("trained", mean_and_percentiles(j["steps_done"], run_count, 1, " steps", 0) + ", " +
                         with_commas(j["tokens_done"]["mean"].get<double>()) + (run_count == 1 ? " tokens," : " tokens mean,") +
                         format(m.wall_limit_seconds == day ? " in %g day" : " in %g days", m.wall_limit_seconds / day) + runs);
   const bool all_trained = std::all_of(plan.runs.begin(), plan.runs.end(), [&](auto& r) { return r.steps == m.steps; });
   if (all_trained && !plan.steps_fill_days) {
-    // Days for long runs, hours for short ones.
-    const bool in_days = j["wall_time_s"]["mean"].get<double>() >= 2 * day;
-    line("time to train",
-         mean_and_percentiles(j["wall_time_s"], run_count, in_days ? day : hour, in_days ? " days" : " h", 2) + runs);
+    // Days for long runs, hours for shorter ones, minutes or seconds for short ones.
+    const double wall = j["wall_time_s"]["mean"].get<double>();
+    const auto [unit, unit_name] = wall >= 2 * day ? std::pair(day, " days")
+                                   : wall >= hour  ? std::pair(hour, " h")
+                                   : wall >= 60    ? std::pair(60.0, " min")
+                                                   : std::pair(1.0, " s");
+    line("time to train", mean_and_percentiles(j["wall_time_s"], run_count, unit, unit_name, 2) + runs);
   }
   const auto& goodput = j["goodput"];
   line("goodput", format("%.1f %%", 100 * goodput["mean"].get<double>()) +
