@@ -17,9 +17,11 @@
 #include "sim/engine/simulate.hpp"
 #include "sim/model/cost_model.hpp"
 #include "sim/model/gemm_model.hpp"
+#include "sim/model/kernel_calibration.hpp"
 #include "sim/model/workload.hpp"
 #include "sim/network/collective_plan.hpp"
 #include "sim/network/fabric.hpp"
+#include "sim/network/layer_seconds.hpp"
 
 using namespace simtrain;
 
@@ -120,39 +122,23 @@ void nemo_h100(RowGroup& h100) {
 }
 
 // Korthikanti's Table 4 (the 22B model, no recompute, no sequence
-// parallelism): one layer's forward and backward on one TP rank. Predicted:
-// the layer's ops back to back, plus its TP collectives over the node's 8
-// GPUs in closed form; those Megatron overlaps with compute (`overlapped`,
-// and the input-gradient all-reduces beside the weight-gradient GEMMs of a
-// whole backward) are not added, so the backward is a lower bound when they
-// outlast it.
+// parallelism): one layer's forward and backward on one TP rank
+// (sim/network/layer_seconds.hpp), so the backward is a lower bound where its
+// overlapped all-reduces outlast the compute beside them. A100's sustained
+// clock is calibrated on this layer, forward and backward together
+// (docs/gpus.md): these two rows check the calibration's arithmetic, the
+// end-to-end rows above check the clock.
 void korthikanti_per_layer(RowGroup& a100) {
   const nlohmann::json published = validation_file("korthikanti_2022.json")["per_layer"];
   const Scenario scenario = load_scenario("korthikanti-22b-8xa100", {"recompute_granularity=none"});
-  const Workload workload = build_workload(scenario);
-  const RooflineModel model(scenario.cluster.gpu);
-  const Fabric fabric(scenario.cluster.topology, static_cast<int>(scenario.cluster.num_gpus));
-  const std::vector<int> tp_group = {0, 1, 2, 3, 4, 5, 6, 7};
-  const auto blocking_tp_seconds = [&](const Pass& pass) {
-    double seconds = 0;
-    for (const TpCollectives& c : pass.tp)
-      if (!c.beside_compute(true))  // the layer's whole backward: its weight gradients included
-        seconds += closed_form_seconds(plan_collective(c.kind, tp_group, c.bytes, c.count, Algorithm::ring, fabric),
-                                       fabric);
-    return seconds;
-  };
-  const UnitWork& layer = workload.layer;
-  const Dtype dtype = scenario.training.dtype;
-  const double forward_compute = accumulate_op_seconds(0, model, layer.forward.ops, dtype);
-  const double forward_tp = blocking_tp_seconds(layer.forward);
-  const double backward_compute = accumulate_op_seconds(
-      accumulate_op_seconds(0, model, layer.backward_input.ops, dtype), model, layer.backward_weight.ops, dtype);
-  const double backward_tp = blocking_tp_seconds(layer.backward_input) + blocking_tp_seconds(layer.backward_weight);
+  const LayerSeconds layer = layer_seconds(scenario, build_workload(scenario), RooflineModel(scenario.cluster.gpu));
   table_header("Korthikanti et al. 2022 Table 4 (22B, TP 8, no recompute): one layer on one GPU, ms");
-  a100.row("korthikanti-22b-8xa100 layer forward", 1e3 * (forward_compute + forward_tp), published["forward_ms"].get<double>(),
-           format("compute %.2f ms", 1e3 * forward_compute) + format(" + TP %.2f ms", 1e3 * forward_tp));
-  a100.row("korthikanti-22b-8xa100 layer backward", 1e3 * (backward_compute + backward_tp), published["backward_ms_no_recompute"].get<double>(),
-           format("compute %.2f ms", 1e3 * backward_compute) + format(" + blocking TP %.2f ms", 1e3 * backward_tp));
+  a100.row("korthikanti-22b-8xa100 layer forward", 1e3 * layer.forward(), published["forward_ms"].get<double>(),
+           format("compute %.2f ms", 1e3 * layer.compute.forward) + format(" + TP %.2f ms", 1e3 * layer.forward_tp));
+  a100.row("korthikanti-22b-8xa100 layer backward", 1e3 * layer.backward(),
+           published["backward_ms_no_recompute"].get<double>(),
+           format("compute %.2f ms", 1e3 * layer.compute.backward) +
+               format(" + blocking TP %.2f ms", 1e3 * layer.backward_tp));
 }
 
 // NCCL's bus bandwidth (nccl-tests: busbw = algbw x 2(n-1)/n for all-reduce)
@@ -188,6 +174,23 @@ void nccl_bus_bandwidth() {
   std::printf("\n");
 }
 
+// Where A100's sustained clock comes from, and its derivation done again
+// (tests/test_gpu_calibration.cpp holds the built-in figure to it).
+std::string a100_calibration() {
+  const nlohmann::json published = validation_file("korthikanti_2022.json")["per_layer"];
+  const double published_seconds =
+      1e-3 * (published["forward_ms"].get<double>() + published["backward_ms_no_recompute"].get<double>());
+  const Scenario scenario = load_scenario("korthikanti-22b-8xa100", {"recompute_granularity=none"});
+  const Workload workload = build_workload(scenario);
+  const LayerSeconds layer = layer_seconds(scenario, workload, RooflineModel(scenario.cluster.gpu));
+  const double compute_seconds = published_seconds - layer.forward_tp - layer.backward_tp;
+  const double clock_hz = derive_sustained_clock_hz_from_layer(workload.layer, scenario.training.dtype,
+                                                               scenario.cluster.gpu, compute_seconds, "korthikanti_2022.json");
+  return format("calibrated on Korthikanti et al. 2022 Table 4's 22B layer, forward + backward %.2f ms", 1e3 * published_seconds) +
+         format(" less its blocking TP %.2f ms", 1e3 * (layer.forward_tp + layer.backward_tp)) +
+         format(": %.0f MHz (docs/gpus.md)", clock_hz / 1e6);
+}
+
 void parameters() {
   const RooflineEfficiency e;
   std::printf("Parameters (the same for every row):\n");
@@ -204,6 +207,7 @@ void parameters() {
                 gpu.hbm_bytes_per_second / 1e9, gpu.sm_count, gpu.tensor_clock_hz / 1e6,
                 sustained_clock_hz(gpu, Dtype::bf16) / 1e6, fp8_clock.c_str());
   }
+  std::printf("  A100-80GB sustained clock: %s\n", a100_calibration().c_str());
   for (const char* scenario : {"megatron-1.7b-32xa100", "gpt3-175b-1024xh100"}) {
     const Topology t = load_scenario(scenario).cluster.topology;
     std::printf("  topology %-20s NVLink %.0f GB/s x %.2f, NIC %.0f GB/s x %.2f\n", t.name.c_str(),

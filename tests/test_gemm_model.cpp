@@ -119,12 +119,13 @@ TEST(GemmModel, ALargeSquareGemmReachesTheSustainedClock) {
   }
 }
 
-// The A100's sustained clock (1305 MHz, NVIDIA's HPL figure) is independent
-// of the measurement: the model gives it. MI300X's clock was derived from its
-// measurement through the model, so this only guards it against model changes.
+// MI300X's clock was derived from its measurement through the model, so
+// this only guards it against model changes. (A100's short-burst best, 267.9
+// TFLOP/s at 6912x16384x2048, is above what it sustains under load, as
+// H200's is: its clock comes from a layer measured in training,
+// tests/test_gpu_calibration.cpp.)
 TEST(GemmModel, ReproducesTheMeasuredMaximumAchievableMatmulFlops) {
-  const GemmShape a100_best{6912, 16384, 2048}, mi300x_best{4096, 10240, 4864};
-  EXPECT_NEAR(flops(a100_best) / time_of(builtin("A100-80GB"), a100_best).seconds / 1e12, 267.9, 267.9 * 0.01);
+  const GemmShape mi300x_best{4096, 10240, 4864};
   GpuSpec mi300x = builtin("MI300X");  // the model alone, without the measured bound
   mi300x.achievable_matmul_bf16_flops = 0;
   EXPECT_NEAR(flops(mi300x_best) / time_of(mi300x, mi300x_best).seconds / 1e12, 781.9, 781.9 * 0.001);
@@ -166,8 +167,9 @@ TEST(GemmModel, Fp8RunsAtItsPeakAndSustainedClockOverBf16sWhereComputeBound) {
   EXPECT_EQ(sustained_clock_hz(one_clock, Dtype::fp8), one_clock.sustained_tensor_clock_hz);
 }
 
-// A100: the model alone gives whole-wave, long-K shapes more than the
-// measured best GEMM (267.9 TFLOP/s); the measurement bounds them.
+// B200 (no sustained clock published: its tensor clock): the model alone
+// gives large shapes more than the measured best GEMM; the measurement
+// bounds them.
 TEST(GemmModel, NoShapeRunsFasterThanTheMeasuredMaximum) {
   for (const GpuSpec& gpu : builtin_gpus())
     for (const Dtype dtype : {Dtype::bf16, Dtype::fp8}) {
@@ -177,14 +179,12 @@ TEST(GemmModel, NoShapeRunsFasterThanTheMeasuredMaximum) {
       for (const GemmShape shape : {GemmShape{6144, 2304, 8192}, GemmShape{16384, 16384, 16384}, GemmShape{8192, 6912, 2304}})
         EXPECT_LE(flops(shape) / time_of(gpu, shape, dtype).seconds, achievable * (1 + 1e-12)) << gpu.name;
     }
-  const GpuSpec& a100 = builtin("A100-80GB");
-  const GemmShape whole_waves{6144, 2304, 8192};  // 864 tiles of 128x128: 8 waves of 108
-  const GemmTime t = time_of(a100, whole_waves);
-  EXPECT_GT(flops(whole_waves) / t.compute_seconds, a100.achievable_matmul_bf16_flops);
-  EXPECT_DOUBLE_EQ(t.seconds, flops(whole_waves) / a100.achievable_matmul_bf16_flops);
-  // fp8 is bounded by its own measurement (76 % of the fp8 peak on B200, 78 % for bf16).
   const GpuSpec& b200 = builtin("B200");
   const GemmShape large{16384, 16384, 16384};
+  const GemmTime t = time_of(b200, large);
+  EXPECT_GT(flops(large) / t.compute_seconds, b200.achievable_matmul_bf16_flops);
+  EXPECT_DOUBLE_EQ(t.seconds, flops(large) / b200.achievable_matmul_bf16_flops);
+  // fp8 is bounded by its own measurement (76 % of the fp8 peak on B200, 78 % for bf16).
   EXPECT_DOUBLE_EQ(time_of(b200, large, Dtype::fp8).seconds, flops(large) / b200.achievable_matmul_fp8_flops);
 }
 

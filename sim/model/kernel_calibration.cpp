@@ -5,6 +5,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/median.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/model/cost_model.hpp"
 
 namespace simtrain {
@@ -61,6 +62,30 @@ AttentionFit fit_attention(const ProfileDatabase& database, const GpuSpec& gpu, 
     (is_backward ? backward : forward).push_back(executed_flops / entry.median_seconds / gpu.peak_bf16_flops);
   }
   return {int(forward.size()), int(backward.size()), median(forward), median(backward)};
+}
+
+LayerComputeSeconds layer_compute_seconds(const CostModel& model, const UnitWork& layer, Dtype dtype) {
+  const double backward_input = accumulate_op_seconds(0, model, layer.backward_input.ops, dtype);
+  return {accumulate_op_seconds(0, model, layer.forward.ops, dtype),
+          accumulate_op_seconds(backward_input, model, layer.backward_weight.ops, dtype)};
+}
+
+double derive_sustained_clock_hz_from_layer(const UnitWork& layer, Dtype dtype, GpuSpec gpu, double compute_seconds,
+                                            const std::string& source) {
+  const auto total_at = [&](double clock_hz) {
+    gpu.sustained_tensor_clock_hz = gpu.sustained_fp8_tensor_clock_hz = clock_hz;
+    const LayerComputeSeconds seconds = layer_compute_seconds(RooflineModel(gpu), layer, dtype);
+    return seconds.forward + seconds.backward;
+  };
+  double low = 0.05 * gpu.tensor_clock_hz, high = gpu.tensor_clock_hz;
+  if (total_at(high) > compute_seconds || total_at(low) < compute_seconds)
+    throw InputError(source, "layer",
+                     format("no sustained clock up to the tensor clock gives its compute %.2f ms", compute_seconds * 1e3));
+  for (int i = 0; i < 60; ++i) {  // the layer's time falls as the clock rises
+    const double clock = (low + high) / 2;
+    (total_at(clock) > compute_seconds ? low : high) = clock;
+  }
+  return (low + high) / 2;
 }
 
 }  // namespace simtrain

@@ -10,10 +10,17 @@
 // - fused attention's efficiencies (RooflineEfficiency): the medians, forward
 //   and backward, of the executed FLOPs (causal, the backward's recomputation
 //   included) over time and the bf16 peak, for entries of one head size and
-//   sequences of at least kLongSequence tokens.
+//   sequences of at least kLongSequence tokens;
+// - where no kernel profile of a GPU exists, its sustained tensor clock from
+//   one published layer-level measurement: the clock at which the roofline
+//   model gives that layer's forward and backward compute the time measured
+//   (docs/gpus.md: A100 on Korthikanti et al.'s Table 4 layer).
 #include <cstdint>
+#include <string>
 
+#include "sim/model/cost_model.hpp"
 #include "sim/model/profile_database.hpp"
+#include "sim/model/workload.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -43,5 +50,20 @@ struct AttentionFit {
 // Over the attention entries ({batch, heads, seq, head_dim}) of `head_dim`
 // with seq >= kLongSequence.
 AttentionFit fit_attention(const ProfileDatabase& database, const GpuSpec& gpu, int64_t head_dim);
+
+struct LayerComputeSeconds {
+  double forward = 0;
+  double backward = 0;  // backward-input and backward-weight passes
+};
+
+// One layer's compute on one TP rank, each pass's ops back to back.
+LayerComputeSeconds layer_compute_seconds(const CostModel& model, const UnitWork& layer, Dtype dtype);
+
+// The sustained tensor clock (Hz, bf16 and fp8 alike) at which
+// RooflineModel(gpu) gives `layer`'s forward and backward compute
+// `compute_seconds` in all. Throws InputError (naming `source`) where no clock
+// up to the tensor clock reaches it.
+double derive_sustained_clock_hz_from_layer(const UnitWork& layer, Dtype dtype, GpuSpec gpu, double compute_seconds,
+                                            const std::string& source);
 
 }  // namespace simtrain
