@@ -185,6 +185,35 @@ TEST(ChakraImport, NodesItCannotReplayAreCountedAndPassedThrough) {
   EXPECT_LT(step_seconds, 35e-6 + 100e-6);
 }
 
+// A trace recorded from a real PyTorch job and converted by Chakra's own
+// converter (tests/data/chakra/README.md): its GPU kernels replay at their
+// recorded durations, its NCCL all-reduces as collectives; the host-side ops
+// and the broadcasts are ignored by name, and its ctrl_deps, PyTorch's call
+// tree (which here even loops), are not read as order.
+TEST(ChakraImport, ConvertedPyTorchTrace) {
+  const std::string prefix = std::string(SIMTRAIN_SOURCE_DIR) + "/tests/data/chakra/pytorch";
+  const ChakraTraces traces = import_chakra(prefix);
+  EXPECT_TRUE(traces.from_pytorch);
+  EXPECT_EQ(traces.ignored, (std::map<std::string, long long>{{"COMM_COLL_NODE BROADCAST", 2},
+                                                               {"COMM_COLL_NODE on the CPU (is_cpu_op)", 14},
+                                                               {"COMP_NODE on the CPU (is_cpu_op)", 2434}}));
+  const Program& p = traces.program;
+  ASSERT_EQ(p.world_size, 1);
+  std::vector<double> all_reduce_bytes;
+  double kernel_seconds = 0;
+  for (const Task& task : p.tasks) {
+    if (is_compute(task.kind)) kernel_seconds += traces.work_seconds[task.work];
+    if (task.kind == TaskKind::ALLREDUCE) all_reduce_bytes.push_back(task.bytes);
+  }
+  EXPECT_EQ(p.tasks.size(), 1214u);  // 1,209 GPU kernels, 5 all-reduces
+  EXPECT_EQ(all_reduce_bytes, (std::vector<double>{8196000, 31502336, 26255360, 26550272, 9724160}));
+  EXPECT_NEAR(kernel_seconds, 292828e-6, 1e-9);  // the kernels' duration_micros, summed
+  // One GPU: the kernels one after another, the all-reduces over one rank take no time.
+  const double step_seconds =
+      replay(p, Fabric(load_scenario("tiny-4gpu").cluster.topology, 1), traces.work_seconds, {}).step_seconds;
+  EXPECT_NEAR(step_seconds, 292828e-6, 1e-9);
+}
+
 TEST(ChakraImport, TruncatedTraceIsRefusedNamingTheFileAndNode) {
   const fixtures::TemporaryDirectory dir("chakra-import-truncated");
   const std::string prefix = (dir.path() / "trace").string();

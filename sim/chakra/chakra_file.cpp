@@ -1,10 +1,12 @@
 #include "sim/chakra/chakra_file.hpp"
 
 #include <fstream>
+#include <limits>
 
-#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
+#include "sim/base/gzip_stream.hpp"
 #include "sim/base/input_error.hpp"
 
 namespace simtrain {
@@ -13,7 +15,10 @@ ChakraRankFile read_chakra_rank_file(const std::string& path) {
   ChakraRankFile file{path, {}, {}};
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot be read");
-  google::protobuf::io::IstreamInputStream stream(&in);
+  const std::string content = read_maybe_gzipped(in, path);
+  if (content.size() > size_t(std::numeric_limits<int>::max()))  // protobuf's streams count in int
+    throw InputError(path, "", "larger than 2 GiB: one rank's trace is read whole");
+  google::protobuf::io::ArrayInputStream stream(content.data(), static_cast<int>(content.size()));
   bool clean_eof = false;
   if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&file.metadata, &stream, &clean_eof))
     throw InputError(path, "GlobalMetadata",

@@ -15,8 +15,9 @@ struct ChakraRankFile {
   std::vector<ChakraProtoMsg::Node> nodes;
 };
 
-// Throws InputError naming the file (and the node after which it breaks) for
-// a file that cannot be read, is empty or is truncated.
+// The file may be gzip-compressed (read whole, then parsed). Throws InputError
+// naming the file (and the node after which it breaks) for a file that cannot
+// be read, is empty or is truncated.
 ChakraRankFile read_chakra_rank_file(const std::string& path);
 
 using ChakraAttributes = google::protobuf::RepeatedPtrField<ChakraProtoMsg::AttributeProto>;

@@ -41,6 +41,12 @@ std::optional<TaskKind> collective_kind(int64_t comm_type) {
   }
 }
 
+// A host-side op of a trace converted from PyTorch (its GPU kernels are nodes of their own).
+bool runs_on_cpu(const chakra::Node& node) {
+  const chakra::AttributeProto* a = find_attribute(node.attr(), "is_cpu_op");
+  return a && a->value_case() == chakra::AttributeProto::kBoolVal && a->bool_val();
+}
+
 std::string type_name(const chakra::Node& node) {
   const std::string name = chakra::NodeType_IsValid(node.type()) ? chakra::NodeType_Name(node.type()) : "";
   return name.empty() ? "type " + std::to_string(node.type()) : name;
@@ -66,6 +72,9 @@ public:
     world_ = static_cast<int>(files_.size());
     hinted_ = std::all_of(files_.begin(), files_.end(), [](const RankFile& f) {
       return find_attribute(f.metadata.attr(), attribute::kTensorSize) != nullptr;
+    });
+    result_.from_pytorch = std::all_of(files_.begin(), files_.end(), [](const RankFile& f) {
+      return find_attribute(f.metadata.attr(), "schema") && find_attribute(f.metadata.attr(), "pid");
     });
     Program& program = result_.program;
     program.world_size = world_;
@@ -159,7 +168,7 @@ private:
       std::map<std::string, std::vector<int>> members;  // pg_name -> ranks, in rank order
       for (int rank = 0; rank < world_; ++rank)
         for (const chakra::Node& node : files_[rank].nodes)
-          if (node.type() == chakra::COMM_COLL_NODE && collective_kind(integer(files_[rank], node, "comm_type"))) {
+          if (node.type() == chakra::COMM_COLL_NODE && !runs_on_cpu(node) && collective_kind(integer(files_[rank], node, "comm_type"))) {
             std::vector<int>& ranks = members[text(files_[rank], node, "pg_name")];
             if (ranks.empty() || ranks.back() != rank) ranks.push_back(rank);
           }
@@ -222,9 +231,11 @@ private:
         task_of[node.id()] = repeated->second;
         continue;
       }
-      std::optional<Task> task = task_of_node(file, node, rank);
+      const bool on_cpu = runs_on_cpu(node);
+      std::optional<Task> task = on_cpu ? std::nullopt : task_of_node(file, node, rank);
       if (!task) {
-        const std::string key = node.type() == chakra::COMM_COLL_NODE
+        const std::string key = on_cpu ? type_name(node) + " on the CPU (is_cpu_op)"
+                                : node.type() == chakra::COMM_COLL_NODE
                                     ? "COMM_COLL_NODE " + chakra::CollectiveCommType_Name(
                                                               static_cast<int>(integer(file, node, "comm_type")))
                                     : type_name(node);
@@ -348,6 +359,7 @@ private:
       deps.insert(deps.end(), through.begin(), through.end());
     };
     for (uint64_t id : node.data_deps()) add(id, "data_deps");
+    if (result_.from_pytorch) return;  // ctrl_deps: the call tree, which may name ops the converter left out
     for (uint64_t id : node.ctrl_deps()) add(id, "ctrl_deps");  // checked, and with hints the streams' order
   }
 

@@ -16,11 +16,14 @@
 //   comm_size times the group's size, as simtrain counts it;
 // - COMM_SEND_NODE / COMM_RECV_NODE: a transfer, matched by (comm_src,
 //   comm_dst, comm_tag) with its other side, which must exist and agree on comm_size;
+// - a node with is_cpu_op true (a host-side op of a trace converted from
+//   PyTorch, whose GPU kernels are nodes of their own) is ignored as below;
 // - anything else (METADATA_NODE, MEM_LOAD_NODE, MEM_STORE_NODE, other
 //   collectives: REDUCE, GATHER, SCATTER, BROADCAST, BARRIER ...) is ignored:
 //   it takes no time, and what waits for it waits for what it waited for.
 //   ChakraTraces::ignored counts them by type, for the report.
-// data_deps and ctrl_deps name nodes of the same file.
+// data_deps and ctrl_deps name nodes of the same file (ctrl_deps unread in a
+// trace converted from PyTorch: ChakraTraces::from_pytorch).
 //
 // Traces simtrain wrote (sim/chakra/simtrain_attributes.hpp) give back the
 // Program exported: its streams, task kinds, dimensions, p2p batches, repeated
@@ -45,6 +48,11 @@ struct ChakraTraces {
   std::vector<std::string> files;       // read: the ranks' in rank order, then the groups' if it exists
   std::map<std::string, long long> ignored;  // node type (or "COMM_COLL_NODE BROADCAST") -> nodes ignored
   double recorded_flops = 0;            // the COMP_NODEs' num_ops, all ranks
+  // Converted by Chakra's PyTorch converter (GlobalMetadata has PyTorch's
+  // `schema` and `pid`, mlcommons/chakra 21585d8 src/converter/pytorch_converter.py:638-646):
+  // its ctrl_deps are the call tree (caller -> callee, :298-299) and its
+  // data_deps the execution order (:411-422), so only data_deps are read.
+  bool from_pytorch = false;
 };
 
 // Throws InputError naming the file, the node and field, and the reason, for
