@@ -44,7 +44,7 @@ protected:
 
 TEST_F(Limits, TrillionGpus) {
   EXPECT_THAT(refusal([](json& s) { s["cluster"]["num_gpus"] = 1'000'000'000'000; }),
-              AllOf(HasSubstr(scenario_path()), HasSubstr("cluster.num_gpus: must be at most 1073741824")));
+              AllOf(HasSubstr(scenario_path()), HasSubstr("cluster.num_gpus: must be at most 1,073,741,824")));
 }
 
 TEST_F(Limits, MoreGpusThanTheMaximum) {
@@ -52,12 +52,12 @@ TEST_F(Limits, MoreGpusThanTheMaximum) {
                 s["cluster"]["num_gpus"] = 2 * limits::max_gpus;
                 s["training"]["global_batch_size"] = limits::max_gpus / 2;  // one micro-batch per pipeline
               }),
-              HasSubstr("cluster.num_gpus: must be at most 1048576, got 2097152"));
+              HasSubstr("cluster.num_gpus: must be at most 1,048,576, got 2097152"));
 }
 
 TEST_F(Limits, BillionLayers) {
   EXPECT_THAT(refusal([](json& s) { s["model"]["num_hidden_layers"] = 1'000'000'000; }),
-              HasSubstr("model.num_hidden_layers: must be at most 65536, got 1000000000"));
+              HasSubstr("model.num_hidden_layers: must be at most 65,536, got 1000000000"));
 }
 
 TEST_F(Limits, HiddenSizeWhoseWeightsOverflowCounts) {
@@ -90,7 +90,7 @@ TEST_F(Limits, SequenceWhoseAttentionScoresOverflowCounts) {
 
 TEST_F(Limits, IntegerBeyondTheMaximum) {
   EXPECT_THAT(refusal([](json& s) { s["training"]["seq_length"] = 1e15; }),
-              HasSubstr("training.seq_length: must be at most 1073741824, got 1000000000000000"));
+              HasSubstr("training.seq_length: must be at most 1,073,741,824, got 1000000000000000"));
 }
 
 // The Program's memory is estimated before it is built: 65536 GPUs x 2000

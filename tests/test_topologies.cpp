@@ -167,7 +167,7 @@ TEST(Topology, BadFieldsAreRefusedWithTheFieldAndTheReason) {
                            json::array({4.5})})
     EXPECT_THAT(with(t, "torus_dims", dims), HasSubstr("cluster.topology.torus_dims: expected 1 to 3 sizes of at least 1"))
         << dims;
-  EXPECT_THAT(with(t, "torus_dims", json::array({2048, 2048})), HasSubstr("torus_dims: must make at most 1048576 positions"));
+  EXPECT_THAT(with(t, "torus_dims", json::array({2048, 2048})), HasSubstr("torus_dims: must make at most 1,048,576 positions"));
   t.erase("torus_link_GBps");
   EXPECT_THAT(error_of(t), HasSubstr("cluster.topology.torus_link_GBps: missing"));
   EXPECT_THAT(with(torus_json({4}, 1), "nic_Gbps", 400),
@@ -176,7 +176,7 @@ TEST(Topology, BadFieldsAreRefusedWithTheFieldAndTheReason) {
                    "torus_dims", json::array({4})),
               HasSubstr("torus_dims: applies to kind torus, not to fat_tree"));
   EXPECT_THAT(with(dragonfly_json(), "dragonfly_groups", 2000),
-              HasSubstr("cluster.topology.dragonfly_groups: must be at most 1024, got 2000"));
+              HasSubstr("cluster.topology.dragonfly_groups: must be at most 1,024, got 2000"));
   EXPECT_THAT(with(dragonfly_json(), "routers_per_group", 0), HasSubstr("routers_per_group: must be at least 1"));
   EXPECT_THAT(with(dragonfly_json(), "nics_per_node", 3), HasSubstr("nics_per_node: must divide gpus_per_node (2)"));
   EXPECT_THAT(with(dragonfly_json(), "global_link_GBps", -1), HasSubstr("global_link_GBps: must be a finite number"));

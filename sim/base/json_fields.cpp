@@ -100,9 +100,9 @@ std::optional<int64_t> JsonFields::integer(const std::string& key, int64_t min_v
   } else {
     fail(key, "expected an integer, got " + value->dump());
   }
-  if (result < min_value) fail(key, "must be at least " + std::to_string(min_value) + ", got " + std::to_string(result));
+  if (result < min_value) fail(key, "must be at least " + number_text(double(min_value)) + ", got " + std::to_string(result));
   if (result > limits::max_integer)
-    fail(key, "must be at most " + std::to_string(limits::max_integer) + ", got " + std::to_string(result));
+    fail(key, "must be at most " + number_text(double(limits::max_integer)) + ", got " + std::to_string(result));
   return result;
 }
 

@@ -62,7 +62,7 @@ void check_limits(const Scenario& s, const std::string& file) {
   auto fail = [&](const std::string& field, const std::string& reason) { throw InputError(file, field, reason); };
   auto at_most = [&](const std::string& field, int64_t value, int64_t limit) {
     if (value > limit)
-      fail(field, "must be at most " + std::to_string(limit) + ", got " + std::to_string(value));
+      fail(field, "must be at most " + number_text(double(limit)) + ", got " + std::to_string(value));
   };
   at_most("cluster.num_gpus", s.cluster.num_gpus, limits::max_gpus);
   at_most("model.num_hidden_layers", s.model.num_layers, limits::max_layers);

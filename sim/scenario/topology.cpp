@@ -7,6 +7,7 @@
 #include "sim/base/embedded_files.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
+#include "sim/base/text_format.hpp"
 
 namespace simtrain {
 
@@ -47,7 +48,7 @@ void reject_other_kinds_fields(const JsonFields& fields, TopologyKind kind) {
 int bounded_integer(JsonFields& fields, const std::string& key, int64_t max_value) {
   const int64_t value = fields.required_integer(key);
   if (value > max_value)
-    fields.fail(key, "must be at most " + std::to_string(max_value) + ", got " + std::to_string(value));
+    fields.fail(key, "must be at most " + number_text(double(max_value)) + ", got " + std::to_string(value));
   return static_cast<int>(value);
 }
 
@@ -80,7 +81,7 @@ std::vector<int> parse_torus_dims(JsonFields& fields) {
   for (const nlohmann::json& size : value) {
     if (!size.is_number_integer() || size.get<int64_t>() < 1) fields.fail("torus_dims", expected);
     if (size.get<int64_t>() > max_torus_positions / positions)
-      fields.fail("torus_dims", "must make at most " + std::to_string(max_torus_positions) + " positions, got " +
+      fields.fail("torus_dims", "must make at most " + number_text(double(max_torus_positions)) + " positions, got " +
                                     value.dump());
     positions *= size.get<int64_t>();
     dims.push_back(size.get<int>());
