@@ -3,6 +3,7 @@
 // replay with what they say; bad input is refused naming the file and node.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/chakra/chakra_export.hpp"
+#include "sim/chakra/chakra_file.hpp"
 #include "sim/chakra/chakra_import.hpp"
 #include "sim/chakra/et_def.pb.h"
 #include "sim/engine/replay.hpp"
@@ -138,12 +140,16 @@ chakra::Node transfer(uint64_t id, chakra::NodeType type, int src, int dst, int 
   return with(n, "comm_size", 1 << 20);
 }
 
-void write_trace(const std::string& path, const std::vector<chakra::Node>& nodes) {
+void write_trace(const std::string& path, const chakra::GlobalMetadata& metadata, const std::vector<chakra::Node>& nodes) {
   std::ofstream out(path, std::ios::binary);
-  chakra::GlobalMetadata metadata;
-  metadata.set_version("0.0.4");
   google::protobuf::util::SerializeDelimitedToOstream(metadata, &out);
   for (const chakra::Node& n : nodes) google::protobuf::util::SerializeDelimitedToOstream(n, &out);
+}
+
+void write_trace(const std::string& path, const std::vector<chakra::Node>& nodes) {
+  chakra::GlobalMetadata metadata;
+  metadata.set_version("0.0.4");
+  write_trace(path, metadata, nodes);
 }
 
 std::string import_error(const std::string& prefix) {
@@ -225,6 +231,27 @@ TEST(ChakraImport, TruncatedTraceIsRefusedNamingTheFileAndNode) {
   const std::string error = import_error(prefix);
   EXPECT_NE(error.find(rank1 + ": node "), std::string::npos) << error;
   EXPECT_NE(error.find("truncated, or not a length-delimited protobuf message"), std::string::npos) << error;
+}
+
+// Traces simtrain wrote before comm_size followed ASTRA-sim (an all-gather's
+// gathered output) would be read 8 times too large over 8 ranks: refused.
+TEST(ChakraImport, ExportsBeforeTheCommSizeConventionAreRefused) {
+  const fixtures::TemporaryDirectory dir("chakra-import-old");
+  const std::string prefix = (dir.path() / "trace").string();
+  const Scenario s = load_scenario("tiny-4gpu");
+  const Program program = build_program(s, build_workload(s));
+  export_chakra(program, std::vector<double>(program.works.size(), 1e-3), prefix, "OUT_PREFIX");
+  const std::string rank0 = prefix + ".0.et";
+  ChakraRankFile file = read_chakra_rank_file(rank0);
+  auto* attributes = file.metadata.mutable_attr();
+  const auto convention = std::find_if(attributes->begin(), attributes->end(),
+                                       [](const chakra::AttributeProto& a) { return a.name() == "simtrain_comm_size"; });
+  ASSERT_NE(convention, attributes->end());
+  attributes->erase(convention);
+  write_trace(rank0, file.metadata, file.nodes);
+  EXPECT_EQ(import_error(prefix), rank0 + ": GlobalMetadata: simtrain_comm_size: missing: written by a simtrain before "
+                                          "issue 42, whose all-gathers' comm_size held the gathered output, not each "
+                                          "rank's input as ASTRA-sim reads it; export the traces again");
 }
 
 TEST(ChakraImport, BadInputIsRefusedNamingFileFieldAndReason) {

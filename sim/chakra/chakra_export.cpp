@@ -142,6 +142,7 @@ void write_nodes(std::ostream& out, const Program& program, const std::string& p
     return attribute;
   };
   add(attribute::kProgramHash)->set_string_val(program_hash);
+  add(attribute::kCommSize)->set_string_val(attribute::kCommSizeAsAstraSim);
   add(attribute::kTensorSize)->set_int64_val(program.tensor_size);
   add(attribute::kPipelineSize)->set_int64_val(program.pipeline_size);
   if (size_t(rank) < program.coords.size()) {  // a Program made by hand may have none

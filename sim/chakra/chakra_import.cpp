@@ -73,6 +73,13 @@ public:
     hinted_ = std::all_of(files_.begin(), files_.end(), [](const RankFile& f) {
       return find_attribute(f.metadata.attr(), attribute::kTensorSize) != nullptr;
     });
+    for (const RankFile& f : files_) {
+      const chakra::AttributeProto* convention = find_attribute(f.metadata.attr(), attribute::kCommSize);
+      if (hinted_ && (!convention || convention->string_val() != attribute::kCommSizeAsAstraSim))
+        throw InputError(f.path, std::string("GlobalMetadata: ") + attribute::kCommSize,
+                         "missing: written by a simtrain before issue 42, whose all-gathers' comm_size held the "
+                         "gathered output, not each rank's input as ASTRA-sim reads it; export the traces again");
+    }
     result_.from_pytorch = std::all_of(files_.begin(), files_.end(), [](const RankFile& f) {
       return find_attribute(f.metadata.attr(), "schema") && find_attribute(f.metadata.attr(), "pid");
     });

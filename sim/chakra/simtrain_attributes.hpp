@@ -9,6 +9,10 @@ inline constexpr const char* kProgramHash = "simtrain_program_hash";      // str
 inline constexpr const char* kTensorSize = "simtrain_tensor_size";        // int64
 inline constexpr const char* kPipelineSize = "simtrain_pipeline_size";    // int64
 inline constexpr const char* kRankCoord = "simtrain_rank_coord";          // string "tp dp pp"
+// string: how comm_size counts bytes (comm_size.hpp); absent in exports made
+// before it (issue 42), whose all-gathers hold the gathered output.
+inline constexpr const char* kCommSize = "simtrain_comm_size";
+inline constexpr const char* kCommSizeAsAstraSim = "as ASTRA-sim reads it";
 
 // Node: what Chakra's node types do not say.
 inline constexpr const char* kKind = "simtrain_kind";                // string, to_string(TaskKind): "F", "OPT" ...
