@@ -21,7 +21,8 @@ public:
   explicit ChakraCommand(CLI::App& app);  // adds the subcommand
   bool parsed() const { return command_->parsed() || check_->parsed(); }
   // Throws InputError for bad input, OutputError where a file cannot be written.
-  void run(std::ostream& out) const;
+  // Progress goes to `err` (on a terminal, without --quiet).
+  void run(std::ostream& out, std::ostream& err) const;
 
 private:
   CLI::App* command_;
@@ -29,6 +30,7 @@ private:
   std::string check_prefix_;
   ScenarioArguments scenario_;
   std::string prefix_;
+  bool quiet_ = false;
   ForceFlag force_;
 };
 

@@ -101,6 +101,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   schedule_command->add_option("--out", schedule_path, "file to write (default: - for standard output)");
   schedule_command->add_flag("--grid", schedule_grid,
                              "print the pipeline's step x pipeline-rank grid of compute actions instead (text)");
+  bool schedule_quiet = false;
+  schedule_command->add_flag("--quiet", schedule_quiet, "no progress line");
 
   auto* profile_command = app.add_subcommand(
       "profile", "time the scenario's kernels on this machine's GPU and write a kernel-profile database");
@@ -240,7 +242,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     } else if (search_command.parsed()) {
       search_command.run(out, err);
     } else if (chakra_command.parsed()) {
-      chakra_command.run(out);
+      chakra_command.run(out, err);
     } else if (platform_command.parsed()) {
       platform_command.run(out);
     } else if (megatron_command.parsed()) {
@@ -249,12 +251,22 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       outputs.add("--out", schedule_path);
       const Scenario scenario = schedule_args.load();
       outputs.refuse_inputs(scenario.files_read);
+      ProgressLine progress(err, progress_wanted(schedule_quiet));
       // The grid needs only the schedule, not the Program (millions of tasks on large clusters).
       outputs.write({{"--out", [&](std::ostream& o) {
-                        if (schedule_grid)
+                        if (schedule_grid) {
                           o << format_pipeline_grid(pipeline_schedule(scenario));
-                        else
-                          o << to_json(build_program(scenario, build_workload(scenario))).dump() << "\n";
+                          return;
+                        }
+                        progress.show("schedule: building the Program");
+                        const Program program = build_program(scenario, build_workload(scenario));
+                        const double writing_from = progress.elapsed_seconds();
+                        write_json(o, program, [&](int ranks_written) {
+                          progress.show(ranks_written_text("schedule", ranks_written, program.world_size,
+                                                           progress.elapsed_seconds(),
+                                                           progress.elapsed_seconds() - writing_from));
+                        });
+                        o << "\n";
                       }}});
     } else if (profile_command->parsed()) {
       profile_options.command_line = command_line(argc, argv);

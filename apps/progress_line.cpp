@@ -53,6 +53,13 @@ std::string train_progress_text(const TrainProgress& progress, double elapsed_se
          " at " + format("%.1f simulated days", progress.simulated_seconds / kSecondsPerDay);
 }
 
+std::string ranks_written_text(const std::string& command, int ranks_written, int ranks, double elapsed_seconds,
+                               double writing_seconds) {
+  const double fraction = ranks ? static_cast<double>(ranks_written) / ranks : 0;
+  return command + ": " + with_commas(ranks_written) + "/" + with_commas(ranks) + " ranks written" +
+         left_and_elapsed(elapsed_seconds, fraction, writing_seconds);
+}
+
 std::string search_progress_text(const SearchProgress& progress, double elapsed_seconds) {
   constexpr int kBar = 20;
   const long long total = progress.simulated + progress.remaining;

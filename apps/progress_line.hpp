@@ -28,6 +28,10 @@ std::string replay_progress_text(const ReplayProgress& progress, double elapsed_
 // `train`'s runs, `runs_seconds` after they began:
 // "training: 3/10 runs done, about 16 s left, 12 s elapsed, run 4 at 12.3 simulated days".
 std::string train_progress_text(const TrainProgress& progress, double elapsed_seconds, double runs_seconds);
+// A command writing a Program rank by rank, `writing_seconds` after it began:
+// "schedule: 1,024/3,072 ranks written, about 3 s left, 2 s elapsed".
+std::string ranks_written_text(const std::string& command, int ranks_written, int ranks, double elapsed_seconds,
+                               double writing_seconds);
 // "search [#######.............] 120/340 simulated, at most 1m13s left, 40 s elapsed, 2,876 pruned"
 // (the configurations left are an upper bound: pruning drops some).
 std::string search_progress_text(const SearchProgress& progress, double elapsed_seconds);

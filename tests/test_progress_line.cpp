@@ -54,6 +54,8 @@ TEST(ProgressText, PhaseTrainAndSearchLines) {
   const SearchProgress search{120, 220, 2876};
   EXPECT_EQ(search_progress_text(search, 60),
             "search [#######.............] 120/340 simulated, at most 1m50s left, 1m00s elapsed, 2,876 pruned");
+  // A quarter of the ranks in 3 s of writing: 9 s to go.
+  EXPECT_EQ(ranks_written_text("schedule", 768, 3072, 5, 3), "schedule: 768/3,072 ranks written, about 9 s left, 5 s elapsed");
 }
 
 TEST(ProgressText, FittedToTheTerminalByItsLastParts) {

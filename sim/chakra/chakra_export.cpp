@@ -157,7 +157,8 @@ void write_nodes(std::ostream& out, const Program& program, const std::string& p
 }  // namespace
 
 ChakraExport export_chakra(const Program& program, const std::vector<double>& work_seconds, const std::string& prefix,
-                           const std::string& option, ExistingFiles existing) {
+                           const std::string& option, ExistingFiles existing,
+                           const std::function<void(int ranks_written)>& on_rank) {
   if (program.servers > 0)
     throw InputError(option, "", "a Program with parameter-server hosts cannot be written as Chakra traces: their "
                                  "nodes are NPUs only, and the servers are hosts beside the GPUs");
@@ -177,12 +178,14 @@ ChakraExport export_chakra(const Program& program, const std::vector<double>& wo
   // GlobalMetadata tells apart. One rank's nodes at a time in memory.
   const std::string hash = program_hash(program);
   const std::vector<int32_t> communication_before = communication_predecessors(program, work_seconds);
-  for (int rank = 0; rank < program.world_size; ++rank)
+  for (int rank = 0; rank < program.world_size; ++rank) {
     write_file_atomically(result.files[rank], [&](std::ostream& out) {
       const std::vector<chakra::Node> nodes = RankNodes(program, work_seconds, communication_before, rank).build();
       result.nodes += nodes.size();
       write_nodes(out, program, hash, rank, nodes);
     });
+    if (on_rank) on_rank(rank + 1);
+  }
   nlohmann::ordered_json groups = nlohmann::ordered_json::object();
   for (size_t i = 0; i < program.groups.size(); ++i) groups[std::to_string(i + 1)] = program.groups[i].ranks;
   write_file_atomically(result.files.back(), [&](std::ostream& out) { out << groups.dump(1) << "\n"; });

@@ -28,6 +28,7 @@
 // Beyond Chakra's fields, simtrain's own attributes (simtrain_attributes.hpp:
 // streams, kinds, dimensions, p2p batches, repeats, the tp x dp x pp layout),
 // which Chakra's readers skip and import_chakra reads to give the Program back.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,9 @@ struct ChakraExport {
 // for a Program Chakra cannot express (parameter-server hosts) or a prefix
 // that cannot be written (naming `option`), or where one of the files exists
 // and `existing` is ExistingFiles::refuse (the command had no --force).
+// `on_rank` (if set) is called after each rank's file with the ranks written.
 ChakraExport export_chakra(const Program& program, const std::vector<double>& work_seconds, const std::string& prefix,
-                           const std::string& option, ExistingFiles existing = ExistingFiles::refuse);
+                           const std::string& option, ExistingFiles existing = ExistingFiles::refuse,
+                           const std::function<void(int ranks_written)>& on_rank = {});
 
 }  // namespace simtrain

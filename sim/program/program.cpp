@@ -37,7 +37,27 @@ std::string format_bytes(double bytes) {
   return text;
 }
 
-nlohmann::json to_json(const Program& program) {
+namespace {
+
+nlohmann::json task_json(const Program& program, const Task& t) {
+  nlohmann::json task = {
+      {"id", t.id}, {"name", task_name(program, t)}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
+  if (t.stage >= 0) task["stage"] = t.stage;
+  if (t.microbatch >= 0) task["microbatch"] = t.microbatch;
+  if (t.work >= 0) task["work"] = t.work, task["layers"] = {t.layer_begin, t.layer_end};
+  if (t.dim != CommDim::none) task["dim"] = to_string(t.dim), task["bytes"] = t.bytes;
+  if (t.peer >= 0) task["peer"] = t.peer;
+  if (t.joins_batch) task["joins_batch"] = true;
+  if (t.group >= 0) task["group"] = t.group;
+  if (t.count != 1) task["count"] = t.count;
+  const TaskDeps deps = program.deps(t);
+  task["deps"] = std::vector<int>(deps.begin(), deps.end());
+  return task;
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const Program& program, const std::function<void(int ranks_written)>& on_rank) {
   nlohmann::json works = nlohmann::json::array();
   for (const Work& work : program.works) {
     nlohmann::json ops = nlohmann::json::array();
@@ -53,35 +73,18 @@ nlohmann::json to_json(const Program& program) {
     if (group.allreduce_algorithm) groups.back()["allreduce_algorithm"] = to_string(*group.allreduce_algorithm);
     if (group.servers > 0) groups.back()["servers"] = group.servers;
   }
-  nlohmann::json ranks = nlohmann::json::array();
+  // One rank's tasks at a time, so that a Program of millions of tasks is
+  // never held as one document; the keys in nlohmann::json's (sorted) order.
+  out << R"({"groups":)" << groups.dump() << R"(,"micro_batches":)" << program.micro_batches
+      << R"(,"pipeline_size":)" << program.pipeline_size << R"(,"ranks":[)";
   for (int rank = 0; rank < program.world_size; ++rank) {
     nlohmann::json tasks = nlohmann::json::array();
-    for (int id : program.rank_tasks(rank)) {
-      const Task& t = program.tasks[id];
-      nlohmann::json task = {
-          {"id", t.id}, {"name", task_name(program, t)}, {"kind", to_string(t.kind)}, {"stream", to_string(t.stream)}};
-      if (t.stage >= 0) task["stage"] = t.stage;
-      if (t.microbatch >= 0) task["microbatch"] = t.microbatch;
-      if (t.work >= 0) task["work"] = t.work, task["layers"] = {t.layer_begin, t.layer_end};
-      if (t.dim != CommDim::none) task["dim"] = to_string(t.dim), task["bytes"] = t.bytes;
-      if (t.peer >= 0) task["peer"] = t.peer;
-      if (t.joins_batch) task["joins_batch"] = true;
-      if (t.group >= 0) task["group"] = t.group;
-      if (t.count != 1) task["count"] = t.count;
-      const TaskDeps deps = program.deps(t);
-      task["deps"] = std::vector<int>(deps.begin(), deps.end());
-      tasks.push_back(std::move(task));
-    }
-    ranks.push_back({{"rank", rank}, {"tasks", std::move(tasks)}});
+    for (int id : program.rank_tasks(rank)) tasks.push_back(task_json(program, program.tasks[id]));
+    out << (rank ? "," : "") << nlohmann::json{{"rank", rank}, {"tasks", std::move(tasks)}}.dump();
+    if (on_rank) on_rank(rank + 1);
   }
-  return {{"world_size", program.world_size},
-          {"pipeline_size", program.pipeline_size},
-          {"virtual_stages", program.virtual_stages},
-          {"micro_batches", program.micro_batches},
-          {"servers", program.servers},
-          {"groups", groups},
-          {"works", works},
-          {"ranks", ranks}};
+  out << R"(],"servers":)" << program.servers << R"(,"virtual_stages":)" << program.virtual_stages
+      << R"(,"works":)" << works.dump() << R"(,"world_size":)" << program.world_size << "}";
 }
 
 }  // namespace simtrain

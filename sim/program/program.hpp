@@ -3,7 +3,9 @@
 // their dependencies. The simulator replays it, the live runner executes it
 // and the GUI draws it; it holds nothing specific to any of them.
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,8 @@ double work_seconds(const CostModel& model, const Work& work, Dtype dtype);
 // Human-readable byte sizes: "24MiB", "512KiB", "3.2GiB".
 std::string format_bytes(double bytes);
 
-nlohmann::json to_json(const Program& program);
+// The Program as one JSON document (`simtrain schedule`), written rank by
+// rank; `on_rank` (if set) is called after each rank with the ranks written.
+void write_json(std::ostream& out, const Program& program, const std::function<void(int ranks_written)>& on_rank = {});
 
 }  // namespace simtrain
