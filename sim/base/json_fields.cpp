@@ -277,7 +277,7 @@ std::string json_error_reason(const nlohmann::json::exception& error) {
   if (!std::regex_match(message, parts, parse_error)) return message;
   const std::string at = parts[1], detail = parts[2], read = parts[3];
   if (const int byte = first_byte_not_text(read); byte >= 0) {
-    char hex[8];
+    char hex[16];  // "0x7F"; room for any int, so the compiler sees no truncation
     std::snprintf(hex, sizeof hex, "0x%02X", byte);
     return "not a JSON text file: byte " + std::string(hex) + " at " + at + " is not text";
   }
