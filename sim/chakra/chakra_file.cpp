@@ -6,8 +6,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/base/gzip_stream.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/base/json_fields.hpp"
 
 namespace simtrain {
 
@@ -40,6 +43,31 @@ const ChakraProtoMsg::AttributeProto* find_chakra_attribute(const ChakraAttribut
   for (const ChakraProtoMsg::AttributeProto& a : attributes)
     if (a.name() == name) return &a;
   return nullptr;
+}
+
+ChakraCommGroups read_chakra_comm_groups(const std::string& path, int ranks, const std::string& ranks_text) {
+  std::ifstream in(path);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, "", json_error_reason(e));
+  }
+  if (!doc.is_object()) throw InputError(path, "", "not a JSON object of group name -> ranks");
+  ChakraCommGroups groups;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string& name = it.key();
+    const nlohmann::json& members = it.value();
+    if (!members.is_array()) throw InputError(path, name, "not an array of ranks");
+    std::vector<int> member_ranks;
+    for (const nlohmann::json& r : members) {
+      if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= ranks)
+        throw InputError(path, name, "rank " + r.dump() + ", " + ranks_text);
+      member_ranks.push_back(r.get<int>());
+    }
+    groups.emplace_back(name, std::move(member_ranks));
+  }
+  return groups;
 }
 
 std::string chakra_node_label(const ChakraProtoMsg::Node& node) {

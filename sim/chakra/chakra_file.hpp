@@ -3,6 +3,7 @@
 // Nodes, length-delimited protobuf messages (shared by the importer and the
 // replay check).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/chakra/et_def.pb.h"
@@ -22,6 +23,13 @@ ChakraRankFile read_chakra_rank_file(const std::string& path);
 
 using ChakraAttributes = google::protobuf::RepeatedPtrField<ChakraProtoMsg::AttributeProto>;
 const ChakraProtoMsg::AttributeProto* find_chakra_attribute(const ChakraAttributes& attributes, const std::string& name);
+
+// A comm_groups.json file's groups (name -> member ranks, in the file's
+// order). Throws InputError naming the file (and the group) for malformed
+// JSON, or a member that is not one of `ranks` traces' ranks (the error then
+// says "rank R, " + `ranks_text`).
+using ChakraCommGroups = std::vector<std::pair<std::string, std::vector<int>>>;
+ChakraCommGroups read_chakra_comm_groups(const std::string& path, int ranks, const std::string& ranks_text);
 
 // "node 12 (allreduce dp0 24MiB)", or "node 12" for a node without a name.
 std::string chakra_node_label(const ChakraProtoMsg::Node& node);

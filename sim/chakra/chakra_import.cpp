@@ -2,17 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/base/enum_named.hpp"
 #include "sim/base/input_error.hpp"
-#include "sim/base/json_fields.hpp"
 #include "sim/chakra/chakra_file.hpp"
 #include "sim/chakra/comm_size.hpp"
 #include "sim/chakra/et_def.pb.h"
@@ -151,26 +148,7 @@ private:
     std::vector<std::pair<std::string, std::vector<int>>> groups;
     if (std::filesystem::exists(path)) {
       result_.files.push_back(path);
-      std::ifstream in(path);
-      nlohmann::json doc;
-      try {
-        doc = nlohmann::json::parse(in);
-      } catch (const nlohmann::json::exception& e) {
-        throw InputError(path, "", json_error_reason(e));
-      }
-      if (!doc.is_object()) throw InputError(path, "", "not a JSON object of group name -> ranks");
-      for (auto it = doc.begin(); it != doc.end(); ++it) {
-        const std::string& name = it.key();
-        const nlohmann::json& ranks = it.value();
-        if (!ranks.is_array()) throw InputError(path, name, "not an array of ranks");
-        std::vector<int> members;
-        for (const nlohmann::json& r : ranks) {
-          if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= world_)
-            throw InputError(path, name, "rank " + r.dump() + ", " + ranks_text());
-          members.push_back(r.get<int>());
-        }
-        groups.push_back({name, members});
-      }
+      groups = read_chakra_comm_groups(path, world_, ranks_text());
     } else {
       std::map<std::string, std::vector<int>> members;  // pg_name -> ranks, in rank order
       for (int rank = 0; rank < world_; ++rank)

@@ -2,17 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <queue>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "sim/base/input_error.hpp"
-#include "sim/base/json_fields.hpp"
 #include "sim/chakra/chakra_file.hpp"
 
 namespace simtrain {
@@ -117,24 +113,10 @@ private:
   void read_groups() {
     const std::string path = prefix_ + ".comm_groups.json";
     if (!std::filesystem::exists(path)) return;
-    std::ifstream in(path);
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(path, "", json_error_reason(e));
-    }
-    if (!doc.is_object()) throw InputError(path, "", "not a JSON object of group name -> ranks");
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-      Group group{it.key(), {}};
-      for (const nlohmann::json& r : it.value()) {
-        if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= int64_t(ranks_.size()))
-          throw InputError(path, it.key(), "rank " + r.dump() + ", but there are traces of " +
-                                               std::to_string(ranks_.size()) + " ranks");
-        group.ranks.push_back(r.get<int>());
-      }
-      group_of_name_[group.name] = int(groups_.size());
-      groups_.push_back(std::move(group));
+    const int ranks = int(ranks_.size());
+    for (auto& [name, members] : read_chakra_comm_groups(path, ranks, "but there are traces of " + std::to_string(ranks) + " ranks")) {
+      group_of_name_[name] = int(groups_.size());
+      groups_.push_back(Group{name, std::move(members)});
     }
   }
 
