@@ -10,8 +10,6 @@
 #include <fstream>
 #include <set>
 
-#include <google/protobuf/util/delimited_message_util.h>
-
 #include "sim/base/input_error.hpp"
 #include "sim/chakra/chakra_export.hpp"
 #include "sim/chakra/chakra_file.hpp"
@@ -21,6 +19,7 @@
 #include "sim/engine/simulate.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/program/program_builder.hpp"
+#include "chakra_trace_fixtures.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {
@@ -108,23 +107,11 @@ TEST(ChakraImport, DataParallelZeroRoundTrip) {
   expect_round_trip(fixtures::scenario_from(doc), "tp2-pp2-dp2-zero1");
 }
 
-// ---- traces written here, as another tool would ----
+// ---- traces written here, as another tool would (chakra_trace_fixtures.hpp) ----
 
-chakra::Node node(uint64_t id, chakra::NodeType type, std::vector<uint64_t> data_deps = {}) {
-  chakra::Node n;
-  n.set_id(id);
-  n.set_name("n" + std::to_string(id));
-  n.set_type(type);
-  for (uint64_t dep : data_deps) n.add_data_deps(dep);
-  return n;
-}
-
-chakra::Node& with(chakra::Node& n, const std::string& name, int64_t value) {
-  chakra::AttributeProto* a = n.add_attr();
-  a->set_name(name);
-  a->set_int64_val(value);
-  return n;
-}
+using fixtures::node;
+using fixtures::with;
+using fixtures::write_trace;
 
 chakra::Node compute(uint64_t id, uint64_t micros, std::vector<uint64_t> data_deps = {}) {
   chakra::Node n = node(id, chakra::COMP_NODE, std::move(data_deps));
@@ -140,25 +127,8 @@ chakra::Node transfer(uint64_t id, chakra::NodeType type, int src, int dst, int 
   return with(n, "comm_size", 1 << 20);
 }
 
-void write_trace(const std::string& path, const chakra::GlobalMetadata& metadata, const std::vector<chakra::Node>& nodes) {
-  std::ofstream out(path, std::ios::binary);
-  google::protobuf::util::SerializeDelimitedToOstream(metadata, &out);
-  for (const chakra::Node& n : nodes) google::protobuf::util::SerializeDelimitedToOstream(n, &out);
-}
-
-void write_trace(const std::string& path, const std::vector<chakra::Node>& nodes) {
-  chakra::GlobalMetadata metadata;
-  metadata.set_version("0.0.4");
-  write_trace(path, metadata, nodes);
-}
-
 std::string import_error(const std::string& prefix) {
-  try {
-    import_chakra(prefix);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no InputError";
+  return fixtures::input_error_of([&] { import_chakra(prefix); });
 }
 
 TEST(ChakraImport, NodesItCannotReplayAreCountedAndPassedThrough) {

@@ -6,8 +6,6 @@
 
 #include <fstream>
 
-#include <google/protobuf/util/delimited_message_util.h>
-
 #include "sim/base/input_error.hpp"
 #include "sim/chakra/chakra_export.hpp"
 #include "sim/chakra/et_def.pb.h"
@@ -15,6 +13,7 @@
 #include "sim/engine/simulate.hpp"
 #include "sim/model/profiled_cost_model.hpp"
 #include "sim/program/program_builder.hpp"
+#include "chakra_trace_fixtures.hpp"
 #include "test_support.hpp"
 
 namespace simtrain {
@@ -70,24 +69,12 @@ TEST(ChakraReplayCheck, ZeroWithOverlappedReductionsRunsToTheEnd) {
 
 // ---- traces written here ----
 
-chakra::Node node(uint64_t id, chakra::NodeType type, const std::string& name, std::vector<uint64_t> data_deps = {}) {
-  chakra::Node n;
-  n.set_id(id);
-  n.set_name(name);
-  n.set_type(type);
-  for (uint64_t dep : data_deps) n.add_data_deps(dep);
-  return n;
-}
-
-chakra::Node& with(chakra::Node& n, const std::string& name, int64_t value) {
-  chakra::AttributeProto* a = n.add_attr();
-  a->set_name(name);
-  a->set_int64_val(value);
-  return n;
-}
+using fixtures::node;
+using fixtures::with;
+using fixtures::write_trace;
 
 chakra::Node all_reduce(uint64_t id, int64_t bytes, std::vector<uint64_t> data_deps = {}) {
-  chakra::Node n = node(id, chakra::COMM_COLL_NODE, "allreduce", std::move(data_deps));
+  chakra::Node n = node(id, chakra::COMM_COLL_NODE, std::move(data_deps), "allreduce");
   with(n, "comm_type", chakra::ALL_REDUCE);
   with(n, "comm_size", bytes);
   chakra::AttributeProto* group = n.add_attr();
@@ -97,28 +84,15 @@ chakra::Node all_reduce(uint64_t id, int64_t bytes, std::vector<uint64_t> data_d
 }
 
 chakra::Node transfer(uint64_t id, chakra::NodeType type, int64_t bytes, std::vector<uint64_t> data_deps = {}) {
-  chakra::Node n = node(id, type, type == chakra::COMM_SEND_NODE ? "send" : "recv", std::move(data_deps));
+  chakra::Node n = node(id, type, std::move(data_deps), type == chakra::COMM_SEND_NODE ? "send" : "recv");
   with(n, "comm_src", 0);
   with(n, "comm_dst", 1);
   with(n, "comm_tag", 7);
   return with(n, "comm_size", bytes);
 }
 
-void write_trace(const std::string& path, const std::vector<chakra::Node>& nodes) {
-  std::ofstream out(path, std::ios::binary);
-  chakra::GlobalMetadata metadata;
-  metadata.set_version("0.0.4");
-  google::protobuf::util::SerializeDelimitedToOstream(metadata, &out);
-  for (const chakra::Node& n : nodes) google::protobuf::util::SerializeDelimitedToOstream(n, &out);
-}
-
 std::string check_error(const std::string& prefix) {
-  try {
-    check_chakra_replay(prefix);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no InputError";
+  return fixtures::input_error_of([&] { check_chakra_replay(prefix); });
 }
 
 // Rank 0 issues its all-reduce (lower id) before its send; rank 1 receives
