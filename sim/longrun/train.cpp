@@ -135,16 +135,16 @@ std::vector<RunResult> simulate_runs(const RunModel& m, uint64_t first_seed, int
 
 // The job's peak memory per GPU, from the pipeline schedule alone; refused
 // where it exceeds the GPU's: a job that cannot run has no time or cost.
-void check_memory(const Scenario& s, const TrainRequest& request, TrainPlan& plan) {
+void check_memory(const Scenario& s, const TrainRequest& request) {
+  if (request.ignore_memory) return;
   const std::vector<MemoryBreakdown> stages = memory_per_pipeline_rank(s, build_workload(s));
-  for (size_t stage = 0; stage < stages.size(); ++stage)
-    if (stages[stage].total_bytes() > plan.peak_memory_bytes)
-      plan.peak_memory_bytes = stages[stage].total_bytes(), plan.peak_memory_stage = static_cast<int>(stage);
-  if (plan.peak_memory_bytes <= s.cluster.gpu.memory_bytes || request.ignore_memory) return;
+  const auto peak = std::max_element(stages.begin(), stages.end(),
+                                     [](auto& a, auto& b) { return a.total_bytes() < b.total_bytes(); });
+  if (peak->total_bytes() <= s.cluster.gpu.memory_bytes) return;
   throw InputError(s.source, "",
-                   format("does not fit in memory: %.1f GiB", plan.peak_memory_bytes / GiB) +
+                   format("does not fit in memory: %.1f GiB", peak->total_bytes() / GiB) +
                        format(" of %.0f GiB per GPU", s.cluster.gpu.memory_bytes / GiB) + " at pipeline stage " +
-                       std::to_string(plan.peak_memory_stage) +
+                       std::to_string(peak - stages.begin()) +
                        " (simtrain simulate shows what it holds); a job that cannot run has no time to train or cost "
                        "(--ignore-memory prices it anyway)");
 }
@@ -183,7 +183,7 @@ int runs_to_simulate(const TrainRequest& request, const RunModel& m, double even
 
 TrainPlan plan_training(const Scenario& stated, const TrainRequest& request) {
   TrainPlan plan;
-  check_memory(stated, request, plan);
+  check_memory(stated, request);
   const Scenario s = with_failure_rates(stated, request, plan.failure_rates);
   const Budget budget = budget_of(s, request);
   if (request.days <= 0) check_simulable(budget, std::max(1, request.runs), budget.steps);  // before the long step simulation

@@ -46,8 +46,6 @@ constexpr int default_runs = 20;
 struct TrainPlan {
   Simulation step;                    // the detailed single-step simulation
   std::string failure_rates;          // where the failure rates come from
-  double peak_memory_bytes = 0;       // per GPU, at the pipeline stage that needs the most
-  int peak_memory_stage = 0;
   RunModel model;
   double checkpoint_bytes = 0;        // whole checkpoint
   double stop_mtbf_seconds = 0;       // mean time between failures that stop the job (0: none)

@@ -54,9 +54,9 @@ nlohmann::json to_json(const TrainPlan& plan) {
       failures[component] = failures.value(component, 0.0) + static_cast<double>(count) / runs.size();
   return {{"scenario", nlohmann::json(plan.step.report.scenario_summary)},
           {"memory", {{"gpu_bytes", plan.step.report.gpu_memory_bytes},
-                      {"peak_bytes", plan.peak_memory_bytes},
-                      {"peak_stage", plan.peak_memory_stage},
-                      {"out_of_memory", plan.peak_memory_bytes > plan.step.report.gpu_memory_bytes}}},
+                      {"peak_bytes", plan.step.report.peak_memory_bytes},
+                      {"peak_stage", peak_memory_stage(plan.step.report).pipeline_rank},
+                      {"out_of_memory", plan.step.report.out_of_memory}}},
           {"failure_rates", {{"source", plan.failure_rates},
                              {"gpu_mtbf_hours", m.reliability.gpu_mtbf_hours},
                              {"node_mtbf_hours", m.reliability.node_mtbf_hours},
@@ -101,11 +101,11 @@ std::string to_text(const TrainPlan& plan) {
   for (const std::string& summary_line : plan.step.report.scenario_summary_lines) out += summary_line + "\n";
   out += "\n";
   auto line = [&](const std::string& label, const std::string& value) { add_line(out, label, value); };
-  const double gpu_bytes = plan.step.report.gpu_memory_bytes;
-  line("memory per GPU", format("%.1f GiB", plan.peak_memory_bytes / GiB) + format(" of %.0f GiB", gpu_bytes / GiB) +
-                             (plan.peak_memory_bytes > gpu_bytes ? "  OUT OF MEMORY, priced anyway (--ignore-memory)"
-                                                                 : "  fits") +
-                             " (peak: stage " + std::to_string(plan.peak_memory_stage) + ")");
+  const StepReport& step = plan.step.report;
+  line("memory per GPU", format("%.1f GiB", step.peak_memory_bytes / GiB) +
+                             format(" of %.0f GiB", step.gpu_memory_bytes / GiB) +
+                             (step.out_of_memory ? "  OUT OF MEMORY, priced anyway (--ignore-memory)" : "  fits") +
+                             " (peak: stage " + std::to_string(peak_memory_stage(step).pipeline_rank) + ")");
   line("step time", format("%.4f s (simulated)", m.step_seconds) +
                         (m.degraded_step_seconds != m.step_seconds
                              ? format(", %.4f s with one redundant link down", m.degraded_step_seconds)

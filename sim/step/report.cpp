@@ -289,6 +289,12 @@ ordered_json known_if(bool known, double value) { return known ? ordered_json(va
 
 }  // namespace
 
+const StageFigures& peak_memory_stage(const StepReport& r) {
+  return *std::max_element(r.stages.begin(), r.stages.end(), [](const StageFigures& a, const StageFigures& b) {
+    return a.memory.total_bytes() < b.memory.total_bytes();
+  });
+}
+
 ordered_json to_json(const StepReport& r) {
   ordered_json stages = ordered_json::array();
   for (const StageFigures& st : r.stages)
@@ -397,9 +403,7 @@ void add_communication(std::string& out, const StepReport& r) {
 
 // The stage that needs the most memory, and what that memory holds.
 void add_memory(std::string& out, const StepReport& r) {
-  const StageFigures* worst = &r.stages.front();
-  for (const StageFigures& st : r.stages)
-    if (st.memory.total_bytes() > worst->memory.total_bytes()) worst = &st;
+  const StageFigures* worst = &peak_memory_stage(r);
   const MemoryBreakdown& m = worst->memory;
   add_line(out, "memory per GPU", format("%.1f GiB", m.total_bytes() / GiB) + format(" of %.0f GiB", r.gpu_memory_bytes / GiB) +
                                       (r.out_of_memory ? "  OUT OF MEMORY" : "  fits") + " (peak: stage " +

@@ -134,6 +134,9 @@ void add_replay_figures(StepReport& report, const Program& program, const Timeli
 StepReport make_report(const Scenario& scenario, const Workload& workload, const Program& program,
                        const Timeline& timeline, const CostModel& cost_model, double wall_seconds);
 
+// The pipeline stage whose GPU needs the most memory (the first of equals).
+const StageFigures& peak_memory_stage(const StepReport& report);
+
 // In the text report's order: what was simulated first.
 nlohmann::ordered_json to_json(const StepReport& report);
 std::string to_text(const StepReport& report);
