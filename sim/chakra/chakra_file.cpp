@@ -1,5 +1,6 @@
 #include "sim/chakra/chakra_file.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -36,6 +37,30 @@ ChakraRankFile read_chakra_rank_file(const std::string& path) {
     const std::string after = file.nodes.empty() ? "the GlobalMetadata" : "node " + std::to_string(file.nodes.back().id());
     throw InputError(path, "node " + std::to_string(file.nodes.size() + 1) + " of the file (after " + after + ")",
                      "truncated, or not a length-delimited protobuf message");
+  }
+}
+
+std::vector<ChakraRankFile> read_chakra_rank_files(const std::string& prefix, const std::string& whose) {
+  std::vector<ChakraRankFile> files;
+  for (int rank = 0;; ++rank) {
+    const std::string path = prefix + "." + std::to_string(rank) + ".et";
+    if (!std::filesystem::exists(path)) {
+      if (rank == 0) throw InputError(path, "", "no such file (the trace of rank 0 of " + whose + ")");
+      return files;
+    }
+    files.push_back(read_chakra_rank_file(path));
+  }
+}
+
+int64_t chakra_integer_attribute(const ChakraRankFile& file, const ChakraProtoMsg::Node& node, const std::string& name) {
+  const ChakraProtoMsg::AttributeProto* a = find_chakra_attribute(node.attr(), name);
+  const std::string field = chakra_node_label(node) + ": " + name;
+  if (!a) throw InputError(file.path, field, "missing");
+  switch (a->value_case()) {
+    case ChakraProtoMsg::AttributeProto::kInt32Val: return a->int32_val();
+    case ChakraProtoMsg::AttributeProto::kInt64Val: return a->int64_val();
+    case ChakraProtoMsg::AttributeProto::kUint64Val: return static_cast<int64_t>(a->uint64_val());
+    default: throw InputError(file.path, field, "not an integer");
   }
 }
 

@@ -21,6 +21,12 @@ struct ChakraRankFile {
 // be read, is empty or is truncated.
 ChakraRankFile read_chakra_rank_file(const std::string& path);
 
+// Every rank's trace PREFIX.<rank>.et, from rank 0 up to the first file that
+// does not exist. Throws InputError naming PREFIX.0.et where there is none
+// ("no such file (the trace of rank 0 of " + `whose` + ")"), and as
+// read_chakra_rank_file.
+std::vector<ChakraRankFile> read_chakra_rank_files(const std::string& prefix, const std::string& whose);
+
 using ChakraAttributes = google::protobuf::RepeatedPtrField<ChakraProtoMsg::AttributeProto>;
 const ChakraProtoMsg::AttributeProto* find_chakra_attribute(const ChakraAttributes& attributes, const std::string& name);
 
@@ -30,6 +36,11 @@ const ChakraProtoMsg::AttributeProto* find_chakra_attribute(const ChakraAttribut
 // says "rank R, " + `ranks_text`).
 using ChakraCommGroups = std::vector<std::pair<std::string, std::vector<int>>>;
 ChakraCommGroups read_chakra_comm_groups(const std::string& path, int ranks, const std::string& ranks_text);
+
+// `node`'s integer attribute `name` (int32, int64 or uint64). Throws
+// InputError naming the file and "<node label>: <name>" where it is missing
+// or not an integer.
+int64_t chakra_integer_attribute(const ChakraRankFile& file, const ChakraProtoMsg::Node& node, const std::string& name);
 
 // "node 12 (allreduce dp0 24MiB)", or "node 12" for a node without a name.
 std::string chakra_node_label(const ChakraProtoMsg::Node& node);

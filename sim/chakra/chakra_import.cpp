@@ -57,15 +57,8 @@ public:
   explicit Importer(const std::string& prefix) : prefix_(prefix) {}
 
   ChakraTraces run() {
-    for (int rank = 0;; ++rank) {
-      const std::string path = prefix_ + "." + std::to_string(rank) + ".et";
-      if (!std::filesystem::exists(path)) {
-        if (rank == 0) throw InputError(path, "", "no such file (the trace of rank 0 of --chakra " + prefix_ + ")");
-        break;
-      }
-      files_.push_back(read_chakra_rank_file(path));
-      result_.files.push_back(path);
-    }
+    files_ = read_chakra_rank_files(prefix_, "--chakra " + prefix_);
+    for (const RankFile& file : files_) result_.files.push_back(file.path);
     world_ = static_cast<int>(files_.size());
     hinted_ = std::all_of(files_.begin(), files_.end(), [](const RankFile& f) {
       return find_attribute(f.metadata.attr(), attribute::kTensorSize) != nullptr;
@@ -107,14 +100,7 @@ private:
   std::string field(const chakra::Node& node, const std::string& name) const { return node_label(node) + ": " + name; }
 
   int64_t integer(const RankFile& file, const chakra::Node& node, const std::string& name) const {
-    const chakra::AttributeProto* a = find_attribute(node.attr(), name);
-    if (!a) throw InputError(file.path, field(node, name), "missing");
-    switch (a->value_case()) {
-      case chakra::AttributeProto::kInt32Val: return a->int32_val();
-      case chakra::AttributeProto::kInt64Val: return a->int64_val();
-      case chakra::AttributeProto::kUint64Val: return static_cast<int64_t>(a->uint64_val());
-      default: throw InputError(file.path, field(node, name), "not an integer");
-    }
+    return chakra_integer_attribute(file, node, name);
   }
   int64_t integer_or_zero(const RankFile& file, const chakra::Node& node, const std::string& name) const {
     return find_attribute(node.attr(), name) ? integer(file, node, name) : 0;

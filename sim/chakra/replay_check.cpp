@@ -85,26 +85,12 @@ private:
   std::string label(int rank, int index) const { return chakra_node_label(node(rank, index)); }
 
   int64_t integer(int rank, int index, const std::string& name) const {
-    const chakra::AttributeProto* a = find_chakra_attribute(node(rank, index).attr(), name);
-    const std::string& path = ranks_[rank].file.path;
-    if (!a) throw InputError(path, label(rank, index) + ": " + name, "missing");
-    switch (a->value_case()) {
-      case chakra::AttributeProto::kInt32Val: return a->int32_val();
-      case chakra::AttributeProto::kInt64Val: return a->int64_val();
-      case chakra::AttributeProto::kUint64Val: return static_cast<int64_t>(a->uint64_val());
-      default: throw InputError(path, label(rank, index) + ": " + name, "not an integer");
-    }
+    return chakra_integer_attribute(ranks_[rank].file, node(rank, index), name);
   }
 
   void read() {
-    for (int rank = 0;; ++rank) {
-      const std::string path = prefix_ + "." + std::to_string(rank) + ".et";
-      if (!std::filesystem::exists(path)) {
-        if (rank == 0) throw InputError(path, "", "no such file (the trace of rank 0 of " + prefix_ + ")");
-        break;
-      }
-      ranks_.push_back({read_chakra_rank_file(path), {}, {}, {}, -1, -1, 0, {}});
-    }
+    for (ChakraRankFile& file : read_chakra_rank_files(prefix_, prefix_))
+      ranks_.push_back({std::move(file), {}, {}, {}, -1, -1, 0, {}});
     read_groups();
     for (int rank = 0; rank < int(ranks_.size()); ++rank) read_nodes(rank);
     match_transfers();
