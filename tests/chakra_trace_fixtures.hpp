@@ -7,7 +7,6 @@
 
 #include <google/protobuf/util/delimited_message_util.h>
 
-#include "sim/base/input_error.hpp"
 #include "sim/chakra/et_def.pb.h"
 
 namespace simtrain::fixtures {
@@ -43,17 +42,6 @@ inline void write_trace(const std::string& path, const std::vector<chakra::Node>
   chakra::GlobalMetadata metadata;
   metadata.set_version("0.0.4");
   write_trace(path, metadata, nodes);
-}
-
-// The message of the InputError `reading()` throws, or "no InputError".
-template <typename Reading>
-std::string input_error_of(Reading reading) {
-  try {
-    reading();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no InputError";
 }
 
 }  // namespace simtrain::fixtures

@@ -29,12 +29,7 @@ Topology platform_topology(const std::string& path, int gpus) {
 
 // The InputError `with_platform_routes` (or reading the topology) throws for `path`.
 std::string platform_error(const std::string& path, int gpus) {
-  try {
-    platform_topology(path, gpus);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return fixtures::input_error_of([&] { platform_topology(path, gpus); });
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }

@@ -171,6 +171,17 @@ private:
   std::filesystem::path path_;
 };
 
+// The message of the InputError `reading()` throws, or "no error".
+template <typename Reading>
+std::string input_error_of(Reading reading) {
+  try {
+    reading();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 // The message of the InputError that loading `path` throws.
 inline std::string error_loading(const std::string& path, const std::vector<std::string>& overrides = {}) {
   try {
@@ -186,12 +197,7 @@ inline Scenario scenario_from(const nlohmann::json& document) { return parse_sce
 
 // What scenario_from refuses `document` with, or "no error".
 inline std::string scenario_error(const nlohmann::json& document) {
-  try {
-    scenario_from(document);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return input_error_of([&] { scenario_from(document); });
 }
 
 // tests/golden/scenarios.txt: every file of scenarios/, one a line, and how

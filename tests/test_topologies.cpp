@@ -17,18 +17,10 @@ namespace {
 
 Topology parse(const nlohmann::json& document) { return topology_from_json(document, "s.json", "cluster.topology", "."); }
 
-template <typename F>
-std::string error_from(F read) {
-  try {
-    read();
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using fixtures::input_error_of;
 
 std::string error_of(const nlohmann::json& document) {
-  return error_from([&] { parse(document); });
+  return input_error_of([&] { parse(document); });
 }
 
 nlohmann::json torus_json(const std::vector<int>& dims, int gpus_per_node) {
@@ -146,7 +138,7 @@ TEST(Topology, MaxGpusIsUnboundedOnlyForFatTrees) {
 TEST(Topology, ScenarioWithMoreGpusThanTheTopologyHoldsIsRefused) {
   nlohmann::json doc = fixtures::scenario_json(1, 2, 32, 4, "1f1b");  // 64 GPUs
   doc["cluster"]["topology"] = dragonfly_json();
-  EXPECT_THAT(error_from([&] { fixtures::scenario_from(doc); }),
+  EXPECT_THAT(input_error_of([&] { fixtures::scenario_from(doc); }),
               HasSubstr("test.json: cluster.num_gpus: topology 'small-dragonfly' holds 48 GPUs, got 64"));
   doc["cluster"]["topology"] = torus_json({4, 4, 4}, 1);
   EXPECT_EQ(fixtures::scenario_from(doc).cluster.topology.kind, TopologyKind::torus);

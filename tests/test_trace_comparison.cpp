@@ -66,12 +66,7 @@ RecordedStep scaled(RecordedStep step, double factor, const std::string& source)
 }
 
 std::string comparison_error(const RecordedStep& a, const RecordedStep& b) {
-  try {
-    compare_traces(a, b);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return fixtures::input_error_of([&] { compare_traces(a, b); });
 }
 
 const KindComparison* kind_of(const TraceComparison& c, TaskKind kind) {
