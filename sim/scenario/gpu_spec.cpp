@@ -131,15 +131,34 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 //   TensorWave $1.50 to Vultr $1.85 (Cliff Center research note "AMD
 //   inference economics", 18 May 2026; Azure and Oracle list $6).
 // The H800 (sold in China only) has none: its costs are in GPU-hours (or --price).
+std::string to_string(ComputeProvenance provenance) {
+  switch (provenance) {
+    case ComputeProvenance::measured: return "measured";
+    case ComputeProvenance::published_sustained: return "published sustained-load figures";
+    case ComputeProvenance::layer_calibrated: return "calibrated on one published layer";
+    case ComputeProvenance::carried_over: return "carried over";
+    case ComputeProvenance::spec_sheet: return "spec sheet";
+    case ComputeProvenance::scenario: return "given by the scenario";
+  }
+  return "unknown";
+}
+
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
-      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1041e6, 0, 267.9e12, 0, 1.30},
-      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 3.00},
-      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1288e6, 1178e6, 794.5e12, 1453.4e12, 4.00},
-      {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 0},
-      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 0, 1745.0e12, 3432.5e12, 5.25},
-      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 0, 1822.0e12, 3615.6e12, 4.54},
-      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 0, 781.9e12, 0, 1.70},
+      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1041e6, 0, 267.9e12, 0, 1.30,
+       ComputeProvenance::layer_calibrated, "Korthikanti et al. 2022 Table 4, the 22B layer"},
+      {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 3.00,
+       ComputeProvenance::carried_over, "H200's measured profile, the same GH100 die at 700 W"},
+      {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1288e6, 1178e6, 794.5e12, 1453.4e12, 4.00,
+       ComputeProvenance::measured, "kernels/measured/H200-sweep-*.json, 2026-12-04"},
+      {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 0,
+       ComputeProvenance::carried_over, "H200's measured profile, the same GH100 die at 700 W"},
+      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 0, 1745.0e12, 3432.5e12, 5.25,
+       ComputeProvenance::spec_sheet, "the clock its bf16 peak implies"},
+      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 0, 1822.0e12, 3615.6e12, 4.54,
+       ComputeProvenance::spec_sheet, "the device-reported maximum clock"},
+      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 0, 781.9e12, 0, 1.70,
+       ComputeProvenance::spec_sheet, "mamf-finder's short-burst best"},
   };
   return gpus;
 }
@@ -179,6 +198,7 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
   require_at_most(fields, "achievable_matmul_fp8_tflops", gpu.achievable_matmul_fp8_flops, "peak_fp8_tflops",
                   gpu.peak_fp8_flops);
   gpu.rental_usd_per_gpu_hour = fields.number("rental_usd_per_gpu_hour", 0).value_or(0);
+  gpu.compute_source = file + ", " + field;
   fields.reject_unknown();
   return gpu;
 }

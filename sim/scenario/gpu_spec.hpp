@@ -8,6 +8,18 @@
 
 namespace simtrain {
 
+// Where a GPU's sustained tensor clock comes from, first that exists
+// (docs/gpus.md, "The method").
+enum class ComputeProvenance {
+  measured,             // a kernel profile measured on that GPU under sustained load
+  published_sustained,  // published sustained-load measurements of that GPU
+  layer_calibrated,     // one published layer-level measurement of that GPU
+  carried_over,         // a measured GPU's mechanism carried over by physical inputs
+  spec_sheet,           // spec sheet and short-burst ceilings only
+  scenario,             // given by the scenario file
+};
+std::string to_string(ComputeProvenance provenance);
+
 struct GpuSpec {
   std::string name;
   double peak_bf16_flops = 0;  // dense tensor-core FLOP/s; fp16 is the same on these parts
@@ -30,6 +42,9 @@ struct GpuSpec {
   // USD per GPU-hour of on-demand rental: the cost figures' price where the
   // scenario states none (cluster.price_per_gpu_hour, search --price). 0: none known.
   double rental_usd_per_gpu_hour = 0;
+  ComputeProvenance compute_provenance = ComputeProvenance::scenario;
+  // The measurement or publication the sustained clock comes from, in a few words.
+  std::string compute_source;
 };
 
 // The built-in table: A100-80GB, H100-SXM, H200, H800, B200, GB200, MI300X (spec-sheet figures).
