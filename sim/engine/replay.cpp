@@ -33,6 +33,9 @@ namespace {
 // Thrown in the actor that stopped the job, to end it once every other actor is killed.
 struct JobStopped {};
 
+// Work no step finishes (10^11 s at host_speed_flops): an execution that lasts until cancelled.
+constexpr double kEndlessFlops = 1e20;
+
 // A message from the replay's child process that names the phase it begins
 // (ReplayOptions::on_phase); the others count tasks.
 constexpr std::string_view kPhaseMessage = "phase ";
@@ -303,6 +306,7 @@ private:
   // the slowest lane's flows do.
   void run_collective(const Task& task) {
     if (options_.free_communication) return;
+    const OccupiedSms occupied(options_.interference.sm_share(task));
     const LaneComm& comm = *flows_.comm(task.id);
     if (comm.closed_form) {
       sg4::this_actor::sleep_for(comm.closed_form->seconds);
@@ -313,6 +317,26 @@ private:
     if (sg4::Barrier* barrier = arrival_barrier(task)) barrier->wait();
     sg4::this_actor::sleep_for(comm.later_steps_latency_seconds);
   }
+
+  // A collective's CTAs on the SMs of the GPU it runs on, while it lives: an
+  // endless execution on the actor's host, at the priority that leaves a
+  // compute execution beside it (priority 1) the other 1 - share of the host.
+  class OccupiedSms {
+  public:
+    explicit OccupiedSms(double share) {
+      if (share <= 0) return;
+      occupancy_ = sg4::this_actor::exec_init(kEndlessFlops);
+      occupancy_->set_priority(share / (1 - share))->start();
+    }
+    ~OccupiedSms() {
+      if (occupancy_) occupancy_->cancel();
+    }
+    OccupiedSms(const OccupiedSms&) = delete;
+    OccupiedSms& operator=(const OccupiedSms&) = delete;
+
+  private:
+    sg4::ExecPtr occupancy_;
+  };
 
   void execute(const Task& task) {
     for (int dep : prog_.deps(task)) wait_for(dep);

@@ -1,7 +1,8 @@
 #pragma once
 // What a replay can be asked beyond the Program itself: a slower GPU, a
 // degraded link, failures during the step, a fixed all-reduce algorithm,
-// progress reports and cancellation.
+// what overlapped collectives take from compute, progress reports and
+// cancellation.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "sim/base/child_process.hpp"  // Interrupted, which cancelling gives
+#include "sim/engine/compute_interference.hpp"
 #include "sim/network/collective_algorithm.hpp"
 
 namespace simtrain {
@@ -45,6 +47,9 @@ struct ReplayOptions {
   std::map<std::string, double> link_bandwidth_factors;  // fabric link name -> fraction of nominal bandwidth
   std::vector<FailureEvent> failures;
   std::optional<Algorithm> allreduce_algorithm;  // where the group fixes none; empty: NCCL-like choice
+  // What collectives beside compute take from it (simulate() sets the
+  // scenario's; the default, nothing, leaves compute at full speed).
+  ComputeInterference interference;
   // Called in the calling thread about four times a second while the replay's tasks run.
   std::function<void(const ReplayProgress&)> on_progress;
   // Called in the calling thread as each stage of the work begins, what it
