@@ -54,7 +54,7 @@ std::vector<Op> sweep_ops(const std::vector<Op>& ops, Dtype dtype) {
     for (int64_t n = 512; n <= 16384; n *= 2)
       for (int64_t k = 512; k <= 16384; k *= 2) {
         Op gemm{"gemm", OpClass::gemm, {m, n, k}, 2.0 * m * n * k, (m * k + k * n) * input_bytes + m * n * output_bytes};
-        gemm.fp8_operands = fp8;
+        gemm.low_precision_operands = fp8;
         add_distinct(grid, seen, gemm);
       }
   for (const Op& op : ops) {

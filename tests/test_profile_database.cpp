@@ -91,11 +91,11 @@ TEST(ProfileDatabase, AnFp8GemmHasFp8Operands) {
   document["entries"][0]["dtype"] = "fp8";
   document["entries"][2]["dtype"] = "fp8";
   const ProfileDatabase db = parse_profile_database(document, "db.json");
-  EXPECT_TRUE(db.entries[0].op.fp8_operands);
-  EXPECT_FALSE(db.entries[1].op.fp8_operands);  // a bf16 GEMM
-  EXPECT_FALSE(db.entries[2].op.fp8_operands);  // not a GEMM
+  EXPECT_TRUE(db.entries[0].op.low_precision_operands);
+  EXPECT_FALSE(db.entries[1].op.low_precision_operands);  // a bf16 GEMM
+  EXPECT_FALSE(db.entries[2].op.low_precision_operands);  // not a GEMM
   Op fp8_linear = gemm_op("qkv", 1024, 1024, 1024);
-  fp8_linear.fp8_operands = true;
+  fp8_linear.low_precision_operands = true;
   const ProfiledCostModel model(db, h100());
   EXPECT_EQ(model.op_time(fp8_linear, Dtype::fp8).source, TimeSource::measured);
   EXPECT_EQ(model.op_time(gemm_op("qkv", 1024, 1024, 1024), Dtype::fp8).source, TimeSource::scaled);  // bf16 GEMM

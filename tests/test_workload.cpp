@@ -11,6 +11,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/model/cost_model.hpp"
+#include "sim/model/quantization.hpp"
 #include "sim/model/workload.hpp"
 
 namespace simtrain {
@@ -367,9 +368,11 @@ TEST(Workload, Fp8CastsOnlyTheLinearGemmInputs) {
   scenario.parallel.sequence_parallel = false;
   for (const TpCollectives& c : build_workload(scenario).layer.forward.tp) EXPECT_DOUBLE_EQ(c.bytes, tokens * h * 2);
   // The weights are cast once a step.
-  EXPECT_DOUBLE_EQ(fp8.layer.fp8_weights, h * qkv + q * h + h * 2 * ffn + ffn * h);
-  EXPECT_EQ(bf16.layer.fp8_weights, 0);
-  EXPECT_DOUBLE_EQ(fp8_weight_cast_op(1e9).bytes, 4e9);
+  EXPECT_DOUBLE_EQ(fp8.layer.low_precision_weights, h * qkv + q * h + h * 2 * ffn + ffn * h);
+  EXPECT_EQ(bf16.layer.low_precision_weights, 0);
+  const std::vector<Op> weight_casts = weight_cast_ops(linear_quantization(scenario.training), 1e9);
+  ASSERT_EQ(weight_casts.size(), 1u);
+  EXPECT_DOUBLE_EQ(weight_casts[0].bytes, 4e9);
 }
 
 TEST(Workload, GradientsReducedInBf16HalveTheirBytes) {

@@ -156,12 +156,12 @@ TEST(ProfilePlan, SeveralScenariosShareOneDatabaseEachOpOnce) {
 TEST(ProfilePlan, Fp8SweepTimesTheGemmsInFp8) {
   for (const Op& op : sweep_ops({}, Dtype::fp8)) {
     ASSERT_EQ(op.name, "gemm");
-    EXPECT_TRUE(op.fp8_operands);
+    EXPECT_TRUE(op.low_precision_operands);
     EXPECT_EQ(op_dtype(op, Dtype::fp8), Dtype::fp8);
     const double m = op.shape[0], n = op.shape[1], k = op.shape[2];
     EXPECT_DOUBLE_EQ(op.bytes, m * k + k * n + 2 * m * n);  // 1-byte inputs, a bf16 output
   }
-  for (const Op& op : sweep_ops({}, Dtype::bf16)) EXPECT_FALSE(op.fp8_operands);
+  for (const Op& op : sweep_ops({}, Dtype::bf16)) EXPECT_FALSE(op.low_precision_operands);
 }
 
 TEST(ProfilePlan, SweepScalesFlopsAndBytesWithTheShape) {

@@ -37,7 +37,8 @@ int64_t narrowed(int tile, int64_t dimension) {
 std::span<const GemmTile> large_gemm_tiles() { return kLargeTiles; }
 
 double sustained_clock_hz(const GpuSpec& gpu, Dtype dtype) {
-  const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
+  // No sustained clock under fp4 load is published: fp4 GEMMs take fp8's.
+  const bool fp8 = (dtype == Dtype::fp8 || dtype == Dtype::fp4) && gpu.peak_fp8_flops > 0;
   return fp8 && gpu.sustained_fp8_tensor_clock_hz > 0 ? gpu.sustained_fp8_tensor_clock_hz : gpu.sustained_tensor_clock_hz;
 }
 
@@ -48,9 +49,10 @@ double gemm_bytes(GemmShape shape, Dtype dtype) {
 
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
                    std::span<const GemmTile> tiles) {
+  const bool fp4 = dtype == Dtype::fp4 && gpu.peak_fp4_flops > 0;
   const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
-  const double peak_flops = fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
-  const double clock_hz = sustained_clock_hz(gpu, fp8 ? Dtype::fp8 : Dtype::bf16);
+  const double peak_flops = fp4 ? gpu.peak_fp4_flops : fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
+  const double clock_hz = sustained_clock_hz(gpu, fp4 || fp8 ? Dtype::fp8 : Dtype::bf16);
   const double sm_flops = peak_flops * (clock_hz / gpu.tensor_clock_hz) / gpu.sm_count;
   const double hbm_bytes_per_second = gpu.hbm_bytes_per_second * hbm_fraction;
   const double prologue_seconds = kMemoryLatencyCycles / clock_hz;
@@ -72,7 +74,8 @@ GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtyp
     }
   }
   best.memory_seconds = bytes / hbm_bytes_per_second;
-  const double achievable_flops = fp8 ? gpu.achievable_matmul_fp8_flops : gpu.achievable_matmul_bf16_flops;
+  // No fp4 matmul sweep is published: fp4 GEMMs are bounded by the model alone.
+  const double achievable_flops = fp4 ? 0 : fp8 ? gpu.achievable_matmul_fp8_flops : gpu.achievable_matmul_bf16_flops;
   if (achievable_flops > 0) best.achievable_seconds = 2.0 * shape.m * shape.n * shape.k / achievable_flops;
   best.seconds = std::max({best.compute_seconds, best.memory_seconds, best.achievable_seconds});
   return best;

@@ -75,7 +75,7 @@ ProfileEntry parse_entry(const nlohmann::json& value, const std::string& source,
   entry.op.shape = parse_shape(f);
   entry.dtype = parse_dtype(f);
   // The profiler times a GEMM in fp8 only for a linear whose operands are fp8.
-  entry.op.fp8_operands = entry.op.op_class == OpClass::gemm && entry.dtype == Dtype::fp8;
+  entry.op.low_precision_operands = entry.op.op_class == OpClass::gemm && entry.dtype == Dtype::fp8;
   entry.kernel = f.text("kernel").value_or("");
   entry.op.flops = f.required_number("flops");
   entry.op.bytes = f.required_number("bytes");

@@ -9,6 +9,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/model/parameter_count.hpp"
 #include "sim/model/partition.hpp"
+#include "sim/model/quantization.hpp"
 
 namespace simtrain {
 
@@ -23,8 +24,9 @@ std::string to_string(OpClass op_class) {
 }
 
 Dtype op_dtype(const Op& op, Dtype training) {
-  if (op.fp8_operands) return Dtype::fp8;
-  return training == Dtype::fp8 ? Dtype::bf16 : training;
+  const bool low_precision = training == Dtype::fp8 || training == Dtype::fp4;
+  if (op.low_precision_operands) return training;
+  return low_precision ? Dtype::bf16 : training;
 }
 
 double total_flops(const std::vector<Op>& ops) {
@@ -45,7 +47,6 @@ double Pass::bytes() const { return total_bytes(ops); }
 namespace {
 
 constexpr double kMaskBytes = 1;         // dropout masks are stored as bytes
-constexpr double kFp8Bytes = 1;
 constexpr double kBf16Bytes = 2;
 constexpr double kFp32Bytes = 4;
 constexpr double kGradAccumulateBytes = 8;  // read + write of an fp32 main-grad element
@@ -57,15 +58,14 @@ struct Shard {
   bool sequence_parallel = false;
   bool async_tp_allreduce = true;  // without SP: the input gradient's all-reduce beside the weight-gradient GEMM
   bool tp_comm_overlap = false;  // SP's collectives around TE's linears beside their GEMMs (userbuffers)
-  bool fp8 = false;  // the layers' linear GEMMs read fp8 operands
-  bool fp8_current_scaling = false;  // tensorwise recipe: an amax pass before each cast
+  LinearQuantization quantization;  // fp8 (fp4) training: how the layers' linears cast their operands
   int64_t batch = 0, seq = 0, hidden = 0, head_dim = 0;  // seq: the rank's tokens of each sequence (over CP); head_dim: of queries and keys
   int64_t v_head_dim = 0;  // of values and the attention's output: head_dim but in latent attention
   int64_t heads = 0, kv_heads = 0, ffn = 0, vocab = 0;  // this rank's share
   // Multi-head latent attention (kv_rank 0: a fused qkv projection): the
   // widths of the query and key-value latents and of the rotary key all heads share.
   int64_t q_rank = 0, kv_rank = 0, rope_dim = 0;
-  double element_bytes = 0;  // e: activations, their HBM traffic and messages (bf16 in fp8 training too)
+  double element_bytes = 0;  // e: activations, their HBM traffic and messages (bf16 in fp8 and fp4 training too)
   // Mixture of experts (local_experts 0: a dense MLP of ffn). Each expert is
   // sharded over the TP ranks (expert_tensor_parallel_size = TP).
   int64_t ep = 1, local_experts = 0, top_k = 0;
@@ -94,11 +94,13 @@ struct Shard {
   int64_t latent_width() const { return q_rank + kv_rank; }  // what latent attention's up-projections read, per token
   int64_t fc1_width() const { return (model.gated_mlp ? 2 : 1) * ffn; }  // SwiGLU fuses gate and up
   // The full activation, in bf16: the size of the TP collectives around a layer
-  // (but fp8 all-gathers) and of pipeline messages.
+  // (but fp8 and fp4 all-gathers) and of pipeline messages.
   double activation_tensor_bytes() const { return double(tokens()) * hidden * element_bytes; }
-  // What the layers' linears read per operand element, and what sequence
-  // parallelism all-gathers for them: TE quantizes before gathering.
-  double linear_operand_bytes() const { return fp8 ? kFp8Bytes : element_bytes; }
+  // What the layers' linears read per operand element (one quantized copy:
+  // data and block scales), and what sequence parallelism all-gathers for
+  // them: TE quantizes before gathering.
+  bool quantized() const { return quantization.quantized(); }
+  double linear_operand_bytes() const { return quantized() ? quantization.copy_bytes_per_element() : element_bytes; }
   double norm_parameters() const { return (model.rms_norm ? 1 : 2) * double(hidden); }
   bool moe() const { return local_experts > 0; }
   // Tokens entering the router: the SP-local ones (the TP ranks then gather the routed rows).
@@ -147,7 +149,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
                            std::to_string(count) + ")");
     return count / tp;
   };
-  const bool fp8 = scenario.training.dtype == Dtype::fp8;
+  const LinearQuantization quantization = linear_quantization(scenario.training);
   // Latent attention's queries and keys join a part without rotary positions
   // and a rotary one; each head has its own keys and values (num_key_value_heads does not apply).
   const bool latent = model.has_latent_attention();
@@ -157,8 +159,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .sequence_parallel = scenario.parallel.sequence_parallel && tp > 1,
       .async_tp_allreduce = scenario.parallel.async_tp_allreduce,
       .tp_comm_overlap = scenario.parallel.tp_comm_overlap && scenario.parallel.sequence_parallel && tp > 1,
-      .fp8 = fp8,
-      .fp8_current_scaling = fp8 && scenario.training.fp8_recipe == Fp8Recipe::tensorwise,
+      .quantization = quantization,
       .batch = scenario.training.micro_batch_size,
       .seq = scenario.training.seq_length / scenario.parallel.context,
       .hidden = model.hidden_size,
@@ -171,7 +172,7 @@ Shard make_shard(const Scenario& scenario, int64_t tp) {
       .q_rank = model.q_lora_rank,
       .kv_rank = model.kv_lora_rank,
       .rope_dim = model.qk_rope_head_dim,
-      .element_bytes = fp8 ? kBf16Bytes : dtype_bytes(scenario.training.dtype),
+      .element_bytes = quantization.quantized() ? kBf16Bytes : dtype_bytes(scenario.training.dtype),
       .cp = scenario.parallel.context,
       .cp_a2a = scenario.parallel.context_a2a(),
       .cp_ring = scenario.parallel.context_ring(),
@@ -188,10 +189,9 @@ struct MatMul {
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1;
   bool rhs_is_weight = true;
-  // fp8 training, a layer's linear: operands cast to fp8 by TE (the output stays bf16).
-  bool fp8 = false;
-  bool input_from_norm = false;  // fp8: the norm before it writes its input in fp8 already
-  bool current_scaling = false;  // fp8: each cast first reduces its tensor's amax (tensorwise recipe)
+  // fp8 (fp4) training, a layer's linear: operands cast by TE (the output stays bf16).
+  bool quantized = false;
+  bool input_from_norm = false;  // quantized: the norm before it writes its input quantized already
   double counted = 1;  // the fraction of its FLOPs Megatron counts (the busiest rank's experts run more)
 };
 
@@ -200,11 +200,12 @@ using Step = std::variant<MatMul, Op>;
 
 // Batched products fold the batch into M, so shape {batch*m, n, k} keeps flops = 2MNK.
 // A grouped GEMM (the experts of a rank) is `batch` products of one weight each.
+// A linear's GEMM in fp8 (fp4) training reads quantized operands, scales included.
 Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k, double operand_bytes,
-        double output_bytes, double counted = 1) {
+        double output_bytes, double counted = 1, bool low_precision_operands = false) {
   const double operands = double(m) * k + double(k) * n;
   const double bytes = batch * (operands * operand_bytes + double(m) * n * output_bytes);
-  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k * counted, bytes, operand_bytes == kFp8Bytes};
+  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k * counted, bytes, low_precision_operands};
 }
 
 // Memory-bound ops carry no FLOPs: their time is HBM traffic, and Megatron's
@@ -225,63 +226,57 @@ Op gradient_of(const Op& forward, const std::string& suffix) {
   return grad;
 }
 
-// TE's fp8 casts. A cast reads bf16 and writes fp8 row-wise and, for the
-// other GEMM that reads the tensor, a transposed (column-wise) copy, as
-// Hopper's fp8 GEMMs take only the TN layout; a transpose reads and writes
-// fp8. Delayed scaling records the tensor's amax in the cast itself; current
-// (tensorwise) scaling needs it before casting: one more read of the tensor.
-Op fp8_cast_transpose(const std::string& name, int64_t elements, double element_bytes, bool current_scaling) {
-  return memory_op(name, elements, (current_scaling ? 2 : 1) * element_bytes + 2 * kFp8Bytes);
+// TE's casts (sim/model/quantization.hpp): each writes a row-wise copy and,
+// for the other GEMM that reads the tensor, a column-wise one (Hopper's fp8
+// GEMMs take only the TN layout; block scales run along one dimension).
+// A transpose of delayed scaling's row-wise norm output reads and writes fp8.
+void add_casts(const Shard& x, const std::string& name, int64_t elements, Pass& pass) {
+  const std::vector<Op> casts = cast_ops(x.quantization, name, elements, x.element_bytes);
+  pass.ops.insert(pass.ops.end(), casts.begin(), casts.end());
 }
-Op fp8_transpose(const std::string& name, int64_t elements) { return memory_op(name, elements, 2 * kFp8Bytes); }
+Op transpose(const Shard& x, const std::string& name, int64_t elements) {
+  return memory_op(name, elements, 2 * x.quantization.copy_bytes_per_element());
+}
 
-void add_forward(const Step& step, double element_bytes, Pass& forward) {
+// The GEMM of a product: quantized operands for a linear in fp8 (fp4) training.
+Op product(const Shard& x, const MatMul& mm, const std::string& name, int64_t m, int64_t n, int64_t k) {
+  const double operand_bytes = mm.quantized ? x.linear_operand_bytes() : x.element_bytes;
+  return gemm(name, mm.batch, m, n, k, operand_bytes, x.element_bytes, mm.counted, mm.quantized);
+}
+
+void add_forward(const Step& step, const Shard& x, Pass& forward) {
   const auto* mm = std::get_if<MatMul>(&step);
   if (!mm) {
     forward.ops.push_back(std::get<Op>(step));
     return;
   }
-  if (mm->fp8 && !mm->input_from_norm)
-    forward.ops.push_back(
-        fp8_cast_transpose(mm->name + "_input_cast", mm->batch * mm->m * mm->k, element_bytes, mm->current_scaling));
-  const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
-  forward.ops.push_back(gemm(mm->name, mm->batch, mm->m, mm->n, mm->k, operand_bytes, element_bytes, mm->counted));
-}
-
-Pass forward_pass(const std::vector<Step>& steps, double element_bytes) {
-  Pass pass;
-  for (const Step& step : steps) add_forward(step, element_bytes, pass);
-  return pass;
+  if (mm->quantized && !mm->input_from_norm) add_casts(x, mm->name + "_input_cast", mm->batch * mm->m * mm->k, forward);
+  forward.ops.push_back(product(x, *mm, mm->name, mm->m, mm->n, mm->k));
 }
 
 // Y = X·B gives dX = dY·Bᵀ {m,k,n} and dB = Xᵀ·dY {k,n,m}; dB is a weight
-// gradient only when B is a weight. In fp8 dY is cast first; a norm's fp8
-// output has no transposed copy yet (sequence parallelism gathers it
-// row-wise), so the weight gradient transposes it.
-void add_backward(const Step& step, double element_bytes, Pass& input_grads, Pass& weight_grads) {
+// gradient only when B is a weight. In fp8 (fp4) dY is cast first; delayed
+// scaling's fp8 norm output has no transposed copy yet (sequence parallelism
+// gathers it row-wise), so the weight gradient transposes it.
+void add_backward(const Step& step, const Shard& x, Pass& input_grads, Pass& weight_grads) {
   const auto* mm = std::get_if<MatMul>(&step);
   if (!mm) {
     input_grads.ops.push_back(gradient_of(std::get<Op>(step), "_grad"));
     return;
   }
-  const double operand_bytes = mm->fp8 ? kFp8Bytes : element_bytes;
-  if (mm->fp8)
-    input_grads.ops.push_back(
-        fp8_cast_transpose(mm->name + "_grad_cast", mm->batch * mm->m * mm->n, element_bytes, mm->current_scaling));
-  input_grads.ops.push_back(
-      gemm(mm->name + "_dgrad", mm->batch, mm->m, mm->k, mm->n, operand_bytes, element_bytes, mm->counted));
+  if (mm->quantized) add_casts(x, mm->name + "_grad_cast", mm->batch * mm->m * mm->n, input_grads);
+  input_grads.ops.push_back(product(x, *mm, mm->name + "_dgrad", mm->m, mm->k, mm->n));
   Pass& rhs_grads = mm->rhs_is_weight ? weight_grads : input_grads;
-  if (mm->fp8 && mm->input_from_norm)
-    rhs_grads.ops.push_back(fp8_transpose(mm->name + "_input_transpose", mm->batch * mm->m * mm->k));
-  rhs_grads.ops.push_back(gemm(mm->name + (mm->rhs_is_weight ? "_wgrad" : "_dgrad_rhs"), mm->batch, mm->k,
-                               mm->n, mm->m, operand_bytes, element_bytes, mm->counted));
+  if (mm->quantized && mm->input_from_norm)
+    rhs_grads.ops.push_back(transpose(x, mm->name + "_input_transpose", mm->batch * mm->m * mm->k));
+  rhs_grads.ops.push_back(product(x, *mm, mm->name + (mm->rhs_is_weight ? "_wgrad" : "_dgrad_rhs"), mm->k, mm->n, mm->m));
 }
 
 // Forward in order; backward in reverse, split into input and weight gradients.
-void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& work) {
-  work.forward = forward_pass(steps, element_bytes);
+void add_passes(const std::vector<Step>& steps, const Shard& x, UnitWork& work) {
+  for (const Step& step : steps) add_forward(step, x, work.forward);
   for (auto step = steps.rbegin(); step != steps.rend(); ++step)
-    add_backward(*step, element_bytes, work.backward_input, work.backward_weight);
+    add_backward(*step, x, work.backward_input, work.backward_weight);
 }
 
 // Megatron's conjugate TP operators: entering a column-parallel region is an
@@ -292,8 +287,8 @@ void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& 
 // (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward, TE's
 // _LayerNormLinear.backward), and its input gradient is reduced (all-reduced,
 // SP: reduce-scattered) beside its weight-gradient GEMM, the all-reduce only
-// where async_tensor_model_parallel_allreduce is on. Reductions carry bf16; TE's fp8 linears
-// all-gather fp8 (their quantized input, and dY quantized before its gather).
+// where async_tensor_model_parallel_allreduce is on. Reductions carry bf16; TE's fp8 (fp4) linears
+// all-gather their quantized input, scales included, and dY quantized before its gather.
 // Under tp_comm_overlap TE's userbuffers run the rest beside the linears'
 // GEMMs too, in chunks: the gather of a column-parallel linear's input
 // before its forward GEMM (qkv_fprop, fc1_fprop), the reduce-scatter of a
@@ -305,7 +300,7 @@ void add_passes(const std::vector<Step>& steps, double element_bytes, UnitWork& 
 enum class TpBoundary { enter, leave };
 
 // Whose linears a boundary's collectives serve: the layers' are Transformer
-// Engine's (fp8 operands in fp8 training, userbuffers under tp_comm_overlap);
+// Engine's (quantized operands in fp8 and fp4 training, userbuffers under tp_comm_overlap);
 // the vocabulary-parallel embedding and output layer are Megatron's own (bf16, NCCL).
 enum class Linears { transformer_engine, megatron };
 
@@ -315,7 +310,7 @@ void add_tp_boundary_of_width(TpBoundary boundary, int count, int64_t width, con
   const bool te_linear = linears == Linears::transformer_engine && linear_input;
   const bool userbuffers = te_linear && x.tp_comm_overlap;
   const double reduced_bytes = double(x.tokens()) * width * x.element_bytes;
-  const double gathered_bytes = double(x.tokens()) * width * (te_linear && x.fp8 ? kFp8Bytes : x.element_bytes);
+  const double gathered_bytes = double(x.tokens()) * width * (te_linear ? x.linear_operand_bytes() : x.element_bytes);
   Pass& reducing = boundary == TpBoundary::enter ? backward : forward;
   Pass& gathering = boundary == TpBoundary::enter ? forward : backward;
   TpCollectives reduction{x.sequence_parallel ? TaskKind::REDUCESCATTER : TaskKind::ALLREDUCE, count, reduced_bytes};
@@ -379,7 +374,7 @@ std::vector<Step> latent_attention_projections(const Shard& x, bool norm_quantiz
   const double e = x.element_bytes;
   const int64_t local = x.local_tokens();
   const auto linear = [&](const std::string& name, int64_t rows, int64_t n, int64_t k, bool input_from_norm) {
-    return MatMul{name, rows, n, k, 1, true, x.fp8, norm_quantizes && input_from_norm, x.fp8_current_scaling};
+    return MatMul{name, rows, n, k, 1, true, x.quantized(), norm_quantizes && input_from_norm};
   };
   std::vector<Step> steps;
   if (x.q_rank)
@@ -425,8 +420,7 @@ std::vector<Step> moe_steps(const Shard& x) {
   const double e = x.element_bytes;
   const int64_t tokens = x.router_tokens(), routed = tokens * x.top_k, experts = x.model.num_experts;
   const auto expert_linear = [&](const std::string& name, int64_t n, int64_t k) {
-    return MatMul{name, x.expert_rows, n, k, x.local_experts, true, x.fp8, false, x.fp8_current_scaling,
-                  x.counted_expert_rows};
+    return MatMul{name, x.expert_rows, n, k, x.local_experts, true, x.quantized(), false, x.counted_expert_rows};
   };
   const bool sorts = x.ep > 1 && x.local_experts > 1;
   const int64_t received = exchanged_rows(x) * x.hidden;
@@ -441,7 +435,7 @@ std::vector<Step> moe_steps(const Shard& x) {
   steps.push_back(memory_op("moe_unpermute", routed * x.hidden, e * (1 + 1.0 / double(x.top_k))));
   if (x.shared_ffn == 0) return steps;
   const auto shared_linear = [&](const std::string& name, int64_t n, int64_t k) {
-    return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, false, x.fp8_current_scaling};
+    return MatMul{name, x.tokens(), n, k, 1, true, x.quantized(), false};
   };
   steps.insert(steps.end(), {shared_linear("shared_fc1", x.shared_fc1_width(), x.hidden),
                              activation_op(x, "shared_", x.tokens() * x.shared_ffn),
@@ -534,14 +528,15 @@ std::vector<Step> layer_steps(const Shard& x, const std::vector<Step>& core) {
   const double e = x.element_bytes;
   const int64_t residual = x.local_tokens() * x.hidden;
   // In fp8 with delayed scaling, TE's norm writes its output quantized for
-  // the linear after it (current scaling needs the output's amax first: bf16,
-  // then a cast); its backward (twice the bytes: x and dy read, dx written) is bf16 still.
-  const bool norm_quantizes = x.fp8 && !x.fp8_current_scaling;
-  const Op norm = memory_op("ln1", residual, e + (norm_quantizes ? kFp8Bytes : e));
+  // the linear after it (current scaling needs the output's amax first, block
+  // scaling its blocks: bf16, then a cast); its backward (twice the bytes: x
+  // and dy read, dx written) is bf16 still.
+  const bool norm_quantizes = x.quantization.norm_quantizes;
+  const Op norm = memory_op("ln1", residual, e + (norm_quantizes ? x.linear_operand_bytes() : e));
   // Residual add reads two tensors and writes one, plus the dropout mask.
   const Op bias_dropout_add = memory_op("bias_dropout_add", residual, 3 * e + kMaskBytes);
   const auto linear = [&](const std::string& name, int64_t n, int64_t k, bool input_from_norm) {
-    return MatMul{name, x.tokens(), n, k, 1, true, x.fp8, norm_quantizes && input_from_norm, x.fp8_current_scaling};
+    return MatMul{name, x.tokens(), n, k, 1, true, x.quantized(), norm_quantizes && input_from_norm};
   };
 
   std::vector<Step> steps = {norm};
@@ -625,9 +620,10 @@ double layer_parameters(const Shard& x) {
 // experts' and the shared experts' linears; with latent attention, also the
 // latents its up-projections read, kept sequence-parallel-local as Megatron
 // keeps a column-parallel linear's input): what the weight gradients need.
-// In fp8 training a linear keeps the fp8 cast its GEMM read, one byte an
-// element (Transformer Engine's _Linear.forward saves `inputmat`, the cast,
-// for the weight gradient; module/linear.py); the router, Megatron-Core's own
+// In fp8 (fp4) training a linear keeps the cast its weight-gradient GEMM
+// reads, one copy (Transformer Engine's _Linear.forward saves `inputmat`, the
+// cast, for the weight gradient, its column-wise copy only under block
+// scaling; module/linear.py): linear_operand_bytes an element; the router, Megatron-Core's own
 // GEMM and not TE's, keeps its bf16 input.
 double linear_input_bytes(const Shard& x) {
   const double e = x.linear_operand_bytes();
@@ -694,12 +690,12 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   // Softmax output, dropout mask and dropout output.
   const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.element_bytes + kMaskBytes)
                                       : 0;
-  // Fused attention's backward reads its bf16 output, which in fp8 training
-  // is not the tensor proj keeps (its fp8 cast).
-  const double fp8_attention_output =
-      x.fp8 && training.flash_attention ? double(x.tokens()) * x.o_width() * x.element_bytes : 0;
+  // Fused attention's backward reads its bf16 output, which in fp8 (fp4)
+  // training is not the tensor proj keeps (its cast).
+  const double quantized_attention_output =
+      x.quantized() && training.flash_attention ? double(x.tokens()) * x.o_width() * x.element_bytes : 0;
   return linear_input_bytes(x) + norm_inputs + dropout_masks + qkv_outputs + mlp_activation_inputs + scores +
-         fp8_attention_output - recomputed_module_bytes(x, training);
+         quantized_attention_output - recomputed_module_bytes(x, training);
 }
 
 // The name of a step's op or GEMM.
@@ -714,10 +710,10 @@ Pass selective_recompute(const Shard& x, const TrainingConfig& training, const s
   Pass pass, unused;
   const auto rerun = [&](const std::vector<std::string>& names) {
     for (const Step& step : steps)
-      if (std::find(names.begin(), names.end(), step_name(step)) != names.end()) add_forward(step, x.element_bytes, pass);
+      if (std::find(names.begin(), names.end(), step_name(step)) != names.end()) add_forward(step, x, pass);
   };
   if (training.recomputes("core_attn")) {
-    for (const Step& step : core) add_forward(step, x.element_bytes, pass);
+    for (const Step& step : core) add_forward(step, x, pass);
     add_cp_exchange(x, pass, false);  // recomputed attention gathers K/V again
   }
   if (training.recomputes("layernorm")) {
@@ -741,7 +737,7 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
   const std::vector<Step> core = attention_core(x, training.flash_attention);
   const std::vector<Step> steps = layer_steps(x, core);
   UnitWork work;
-  add_passes(steps, x.element_bytes, work);
+  add_passes(steps, x, work);
   const double vector_parameters = layer_vector_parameters(x);
   work.backward_weight.ops.push_back(
       memory_op("norm_bias_wgrad", int64_t(vector_parameters), kGradAccumulateBytes));
@@ -758,7 +754,7 @@ UnitWork layer_work(const Shard& x, const TrainingConfig& training) {
   if (training.recompute == Recompute::full) work.recompute = work.forward;
   work.parameters = layer_parameters(x);
   work.expert_parameters = layer_expert_parameters(x);
-  if (x.fp8) work.fp8_weights = layer_linear_weights(x);
+  if (x.quantized()) work.low_precision_weights = layer_linear_weights(x);
   work.activation_bytes = layer_activation_bytes(x, training);
   work.weight_grad_activation_bytes = linear_input_bytes(x);
   return work;
@@ -795,8 +791,8 @@ UnitWork head_work(const Shard& x) {
   // fp32 logits read, softmax written for the backward.
   const Op cross_entropy = memory_op("cross_entropy", x.tokens() * x.vocab, 2 * kFp32Bytes);
   UnitWork work;
-  // The output layer runs outside Megatron's fp8 context: bf16 even in fp8 training.
-  add_passes({norm, MatMul{"logits", x.tokens(), x.vocab, x.hidden}, cross_entropy}, e, work);
+  // The output layer runs outside Megatron's fp8 (fp4) context: bf16 even in fp8 (fp4) training.
+  add_passes({norm, MatMul{"logits", x.tokens(), x.vocab, x.hidden}, cross_entropy}, x, work);
   // The logits gradient is computed even when the weight is tied to the embedding.
   work.backward_weight.ops.push_back(
       memory_op("final_norm_wgrad", int64_t(x.norm_parameters()), kGradAccumulateBytes));
@@ -913,10 +909,6 @@ Op optimizer_op(double parameters) {
   constexpr double kFlopsPerParameter = 12;
   return {"adam", OpClass::optimizer, {std::llround(parameters)}, kFlopsPerParameter * parameters,
           kBytesPerParameter * parameters};
-}
-
-Op fp8_weight_cast_op(double weights) {
-  return fp8_cast_transpose("fp8_weight_cast", std::llround(weights), kBf16Bytes, false);
 }
 
 }  // namespace simtrain

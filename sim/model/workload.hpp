@@ -2,10 +2,10 @@
 // The model broken into operations: for one transformer layer, the embedding
 // and the output head, the ops of each pass (forward, backward-input,
 // backward-weight, recompute) with shapes, FLOPs and HBM bytes, as one
-// tensor-parallel rank executes them. fp8 training follows Transformer
-// Engine's default (delayed scaling): only the inputs of the layers' linear
-// GEMMs are fp8, cast by memory-bound kernels around them; everything else,
-// the output layer included, stays bf16.
+// tensor-parallel rank executes them. fp8 and fp4 training follow Transformer
+// Engine's recipes (sim/model/quantization.hpp): only the operands of the
+// layers' linear GEMMs are fp8 (fp4), cast by memory-bound kernels around
+// them; everything else, the output layer included, stays bf16.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -26,7 +26,9 @@ struct Op {
   std::vector<int64_t> shape;  // gemm: {M, N, K}; attention: {batch, heads, seq, head_dim}; else {elements}
   double flops = 0;            // as Megatron counts them (MFU, the step's TFLOP/s)
   double bytes = 0;            // HBM traffic, reads + writes
-  bool fp8_operands = false;   // gemm: reads fp8 operands (a linear in fp8 training), at the fp8 peak
+  // gemm: a layer's linear in fp8 or fp4 training, reading operands of the
+  // training's format and running at its peak.
+  bool low_precision_operands = false;
   // Executed beyond `flops`: FlashAttention's backward recomputes the score
   // matrix, 5 products against the forward's 2, where Megatron counts twice the forward.
   double uncounted_flops = 0;
@@ -36,9 +38,9 @@ struct Op {
 // forward's), as a share of that count: the recomputed scores, half a forward.
 inline constexpr double kAttentionBackwardRecomputedShare = 0.25;
 
-// The precision an op computes in: in fp8 training only the linears' GEMMs
-// read fp8 (Transformer Engine); attention, the logits GEMM and everything
-// else run in bf16.
+// The precision an op computes in: in fp8 (fp4) training only the linears'
+// GEMMs read fp8 (fp4) operands (Transformer Engine); attention, the logits
+// GEMM and everything else run in bf16.
 Dtype op_dtype(const Op& op, Dtype training);
 
 double total_flops(const std::vector<Op>& ops);
@@ -89,9 +91,9 @@ struct UnitWork {
   // Of those, the routed experts' (one EP rank's share): reduced over the
   // expert-data-parallel group, the others over the whole data-parallel one.
   double expert_parameters = 0;
-  // fp8 training: the weights of its fp8 linear layers (held by one TP rank),
-  // cast to fp8 once a step (TE caches the cast after the first micro-batch).
-  double fp8_weights = 0;
+  // fp8 (fp4) training: the weights of its linear layers (held by one TP
+  // rank), cast once a step (TE caches the cast after the first micro-batch).
+  double low_precision_weights = 0;
   // Activation bytes one micro-batch leaves stored on one TP rank until its
   // backward, under the scenario's recompute policy; the part kept until the
   // backward-weight pass (inputs of the linear layers) is weight_grad_bytes.
@@ -158,8 +160,5 @@ Workload build_workload(const Scenario& scenario);
 // One fused Adam(W) step over `parameters` parameters (fp32 master weights,
 // moments and gradients; bf16 weights written back).
 Op optimizer_op(double parameters);
-// fp8 training: TE's cast of `weights` bf16 weights to fp8, with the
-// transposed copy the input-gradient GEMM reads.
-Op fp8_weight_cast_op(double weights);
 
 }  // namespace simtrain

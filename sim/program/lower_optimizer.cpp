@@ -2,8 +2,9 @@
 // parameters of the rank's chunks (its shard of them under ZeRO); the
 // distributed optimizer (ZeRO-1/2) then all-gathers the updated bf16
 // weights, bucket by bucket (unless overlap_param_gather gathers them during
-// the forward). fp8 training casts the weights to fp8 once a step: run with
+// the forward). fp8 (fp4) training casts the weights once a step: run with
 // the optimizer here (TE does it in the first micro-batch's forward).
+#include "sim/model/quantization.hpp"
 #include "sim/program/lowering.hpp"
 
 namespace simtrain {
@@ -16,12 +17,12 @@ void lower_optimizer(LoweringContext& context, RankTasks& rank) {
     if (task.gradients_ready) reductions.push_back(task.label);
   LoweredTask& optimizer = rank.tasks.emplace_back(rank.make(std::move(step), std::move(reductions)));
 
-  double local_parameters = 0, expert_parameters = 0, fp8_weights = 0;
+  double local_parameters = 0, expert_parameters = 0, low_precision_weights = 0;
   for (int chunk = 0; chunk < context.virtual_stages; ++chunk)
     for (const ModelUnit& unit : context.units(chunk * context.layout.pipeline + context.coords[rank.rank].pp)) {
       local_parameters += unit.work->parameters;
       expert_parameters += unit.work->expert_parameters;
-      fp8_weights += unit.work->fp8_weights;
+      low_precision_weights += unit.work->low_precision_weights;
     }
   const bool sharded = context.zero_stage >= 1 && context.layout.data > 1;
   // With expert parallelism the routed experts' states are sharded over their expert-data-parallel group.
@@ -30,10 +31,14 @@ void lower_optimizer(LoweringContext& context, RankTasks& rank) {
   const double updated_parameters = sharded ? (local_parameters - experts) / double(context.layout.data) +
                                                   experts / double(parallel.expert_data())
                                             : local_parameters;
-  const std::string key = "optimizer " + std::to_string(updated_parameters) + " " + std::to_string(fp8_weights);
+  const std::string key = "optimizer " + std::to_string(updated_parameters) + " " + std::to_string(low_precision_weights);
   optimizer.work = context.shared_work(key, [&] {
     Work work{"optimizer", {optimizer_op(updated_parameters)}};
-    if (fp8_weights > 0) work.ops.push_back(fp8_weight_cast_op(fp8_weights));
+    if (low_precision_weights > 0) {
+      const std::vector<Op> casts =
+          weight_cast_ops(linear_quantization(context.scenario.training), low_precision_weights);
+      work.ops.insert(work.ops.end(), casts.begin(), casts.end());
+    }
     return work;
   });
   if (!sharded || context.zero_stage == 3 || context.overlap_param_gather) return;

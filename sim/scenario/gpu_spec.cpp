@@ -131,6 +131,14 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 //   TensorWave $1.50 to Vultr $1.85 (Cliff Center research note "AMD
 //   inference economics", 18 May 2026; Azure and Oracle list $6).
 // The H800 (sold in China only) has none: its costs are in GPU-hours (or --price).
+// fp4 peaks (dense NVFP4 tensor-core FLOP/s; the GPUs without one have no
+// block-scaled tensor cores, so neither fp4 nor mxfp8 training): B200 9,000,
+// half the 18 PFLOP/s "with sparsity" per GPU of NVIDIA's HGX B200 table
+// (144 PFLOP/s for 8 GPUs); GB200 10,000, half the GB200 NVL72 page's
+// 1,440 PFLOP/s with sparsity over 72 GPUs (20 per GPU). Both are twice
+// their fp8 peaks. No clock under fp4 load is published: fp4 GEMMs run at the
+// fp8 sustained clock (sim/model/gemm_model.cpp), and no fp4 matmul sweep
+// bounds them.
 std::string to_string(ComputeProvenance provenance) {
   switch (provenance) {
     case ComputeProvenance::measured: return "measured";
@@ -154,9 +162,11 @@ const std::vector<GpuSpec>& builtin_gpus() {
       {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 0,
        ComputeProvenance::carried_over, "H200's measured profile, the same GH100 die at 700 W"},
       {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 0, 1745.0e12, 3432.5e12, 5.25,
-       ComputeProvenance::spec_sheet, "the clock its bf16 peak implies"},
+       ComputeProvenance::spec_sheet, "the clock its bf16 peak implies",
+       9000e12},  // fp4: "fp4 peaks" above
       {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 0, 1822.0e12, 3615.6e12, 4.54,
-       ComputeProvenance::spec_sheet, "the device-reported maximum clock"},
+       ComputeProvenance::spec_sheet, "the device-reported maximum clock",
+       10000e12},  // fp4: "fp4 peaks" above
       {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 0, 781.9e12, 0, 1.70,
        ComputeProvenance::spec_sheet, "mamf-finder's short-burst best"},
   };
@@ -181,6 +191,7 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
   gpu.name = fields.text("name").value_or("custom");
   gpu.peak_bf16_flops = fields.required_number("peak_bf16_tflops", 1e-3) * 1e12;
   gpu.peak_fp8_flops = fields.number("peak_fp8_tflops").value_or(0) * 1e12;
+  gpu.peak_fp4_flops = fields.number("peak_fp4_tflops").value_or(0) * 1e12;
   gpu.hbm_bytes_per_second = fields.required_number("hbm_GBps", 1e-3) * 1e9;
   gpu.memory_bytes = fields.required_number("memory_GiB", 1e-3) * GiB;
   gpu.sm_count = int(fields.required_integer("sm_count", 1));

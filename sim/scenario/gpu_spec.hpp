@@ -45,6 +45,10 @@ struct GpuSpec {
   ComputeProvenance compute_provenance = ComputeProvenance::scenario;
   // The measurement or publication the sustained clock comes from, in a few words.
   std::string compute_source;
+  // Dense fp4 (NVFP4) tensor-core FLOP/s; 0 where the GPU has no fp4 tensor
+  // cores. A GPU with them has block-scaled tensor cores (Blackwell's), which
+  // MXFP8 and NVFP4 training need. fp4 GEMMs run at the fp8 sustained clock.
+  double peak_fp4_flops = 0;
 };
 
 // The built-in table: A100-80GB, H100-SXM, H200, H800, B200, GB200, MI300X (spec-sheet figures).
@@ -52,8 +56,8 @@ const std::vector<GpuSpec>& builtin_gpus();
 // The built-in GPU of that name, or null.
 const GpuSpec* builtin_gpu(const std::string& name);
 // A built-in name, or a JSON object with the GpuSpec fields (every one
-// required but name, peak_fp8_tflops, the achievable matmul rates and
-// rental_usd_per_gpu_hour). Throws InputError naming the field.
+// required but name, peak_fp8_tflops, peak_fp4_tflops, the achievable matmul
+// rates and rental_usd_per_gpu_hour). Throws InputError naming the field.
 GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, const std::string& field);
 
 }  // namespace simtrain

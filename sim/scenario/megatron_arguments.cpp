@@ -55,6 +55,7 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--make-vocab-size-divisible-by", true}, {"--tokenizer-type", true}, {"--vocab-file", true},
     {"--merge-file", true}, {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true},
     {"--bf16", false}, {"--fp16", false}, {"--fp8-format", true}, {"--fp8-recipe", true},
+    {"--fp4-format", true}, {"--fp4-recipe", true},
     {"--recompute-activations", false}, {"--recompute-granularity", true}, {"--recompute-method", true},
     {"--recompute-num-layers", true}, {"--recompute-modules", true}, {"--checkpoint-activations", false},
     {"--activations-checkpoint-method", true}, {"--activations-checkpoint-num-layers", true},
@@ -296,7 +297,8 @@ int64_t padded_vocabulary(const Arguments& a, int64_t tp, std::vector<std::strin
   return padded;
 }
 
-// training.dtype and fp8_recipe.
+// training.dtype, fp8_recipe and fp4_recipe (Megatron's --fp4-format e2m1
+// runs Transformer Engine's NVFP4BlockScaling, the --fp4-recipe nvfp4 default).
 void precision(const Arguments& a, nlohmann::ordered_json& training) {
   if (a.has("--bf16") && a.has("--fp16")) a.refuse("--fp16", "--bf16 given too: give one");
   if (!a.has("--bf16") && !a.has("--fp16"))
@@ -305,9 +307,18 @@ void precision(const Arguments& a, nlohmann::ordered_json& training) {
   if (a.choice("--fp8-format", {"e4m3", "hybrid"})) training["dtype"] = "fp8";
   if (const auto recipe = a.text("--fp8-recipe")) {
     if (!a.has("--fp8-format")) a.refuse("--fp8-recipe", "is for fp8 training: --fp8-format missing");
-    if (*recipe != "delayed" && *recipe != "tensorwise")
-      a.refuse("--fp8-recipe", "only delayed and tensorwise scaling are simulated");
+    if (*recipe != "delayed" && *recipe != "tensorwise" && *recipe != "mxfp8")
+      a.refuse("--fp8-recipe", "only delayed, tensorwise and mxfp8 scaling are simulated");
     training["fp8_recipe"] = *recipe;
+  }
+  if (a.choice("--fp4-format", {"e2m1"})) {
+    if (a.has("--fp8-format")) a.refuse("--fp4-format", "--fp8-format given too: Megatron-LM takes one");
+    training["dtype"] = "fp4";
+  }
+  if (const auto recipe = a.text("--fp4-recipe")) {
+    if (!a.has("--fp4-format")) a.refuse("--fp4-recipe", "is for fp4 training: --fp4-format missing");
+    if (*recipe != "nvfp4") a.refuse("--fp4-recipe", "only nvfp4 is simulated");
+    training["fp4_recipe"] = *recipe;
   }
 }
 

@@ -12,13 +12,14 @@
 
 namespace simtrain {
 
-double dtype_bytes(Dtype dtype) { return dtype == Dtype::fp8 ? 1 : 2; }
+double dtype_bytes(Dtype dtype) { return dtype == Dtype::fp4 ? 0.5 : dtype == Dtype::fp8 ? 1 : 2; }
 
 std::string to_string(Dtype dtype) {
   switch (dtype) {
     case Dtype::bf16: return "bf16";
     case Dtype::fp16: return "fp16";
     case Dtype::fp8: return "fp8";
+    case Dtype::fp4: return "fp4";
   }
   return "?";
 }
@@ -32,7 +33,14 @@ std::string to_string(Recompute recompute) {
   return "?";
 }
 
-std::string to_string(Fp8Recipe recipe) { return recipe == Fp8Recipe::tensorwise ? "tensorwise" : "delayed"; }
+std::string to_string(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::delayed: return "delayed";
+    case Fp8Recipe::tensorwise: return "tensorwise";
+    case Fp8Recipe::mxfp8: return "mxfp8";
+  }
+  return "?";
+}
 
 std::string to_string(ScheduleKind schedule) {
   switch (schedule) {
@@ -96,7 +104,8 @@ const std::vector<std::string> model_keys = {
     "intermediate_size", "vocab_size", "max_position_embeddings", "hidden_act", "norm", "linear_bias",
     "position_embedding", "tie_word_embeddings"};
 const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
-                                                "dtype",         "fp8_recipe",            "recompute_granularity",
+                                                "dtype",         "fp8_recipe",            "fp4_recipe",
+                                                "recompute_granularity",
                                                 "recompute_method", "recompute_num_layers", "recompute_modules",
                                                 "flash_attention", "train_tokens",          "moe_load_imbalance",
                                                 "capacity_factor"};
@@ -240,12 +249,15 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   t.seq_length = f.required_integer("seq_length");
   t.micro_batch_size = f.integer("micro_batch_size").value_or(1);
   t.global_batch_size = f.required_integer("global_batch_size");
-  const std::string dtype = f.choice("dtype", {"bf16", "fp16", "fp8"}).value_or("bf16");
-  t.dtype = dtype == "fp8" ? Dtype::fp8 : dtype == "fp16" ? Dtype::fp16 : Dtype::bf16;
-  if (const auto recipe = f.choice("fp8_recipe", {"delayed", "tensorwise"})) {
+  const std::string dtype = f.choice("dtype", {"bf16", "fp16", "fp8", "fp4"}).value_or("bf16");
+  t.dtype = dtype == "fp4" ? Dtype::fp4 : dtype == "fp8" ? Dtype::fp8 : dtype == "fp16" ? Dtype::fp16 : Dtype::bf16;
+  if (const auto recipe = f.choice("fp8_recipe", {"delayed", "tensorwise", "mxfp8"})) {
     if (t.dtype != Dtype::fp8) f.fail("fp8_recipe", "is for fp8 training (training.dtype \"fp8\"), got dtype " + dtype);
-    t.fp8_recipe = *recipe == "tensorwise" ? Fp8Recipe::tensorwise : Fp8Recipe::delayed;
+    t.fp8_recipe = *recipe == "mxfp8" ? Fp8Recipe::mxfp8 : *recipe == "tensorwise" ? Fp8Recipe::tensorwise : Fp8Recipe::delayed;
   }
+  // Megatron's --fp4-recipe: nvfp4 is the one fp4 recipe simulated (and the default).
+  if (f.choice("fp4_recipe", {"nvfp4"}) && t.dtype != Dtype::fp4)
+    f.fail("fp4_recipe", "is for fp4 training (training.dtype \"fp4\"), got dtype " + dtype);
   const std::string recompute = f.choice("recompute_granularity", {"none", "selective", "full"}).value_or("none");
   t.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
   parse_recompute_method(f, t);
@@ -508,6 +520,13 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
     fail("parallelism.grad_reduce_in_bf16", "is for bf16 or fp8 training, not fp16");
   if (t.dtype == Dtype::fp8 && s.cluster.gpu.peak_fp8_flops == 0)
     fail("training.dtype", "fp8 is not supported by GPU " + s.cluster.gpu.name);
+  // Block-scaled formats need Blackwell's tensor cores, which come with fp4: a GPU states an fp4 peak.
+  if (t.dtype == Dtype::fp4 && s.cluster.gpu.peak_fp4_flops == 0)
+    fail("training.dtype", "fp4 (NVFP4) needs block-scaled tensor cores, which GPU " + s.cluster.gpu.name +
+                               " lacks (no fp4 peak: peak_fp4_tflops)");
+  if (t.dtype == Dtype::fp8 && t.fp8_recipe == Fp8Recipe::mxfp8 && s.cluster.gpu.peak_fp4_flops == 0)
+    fail("training.fp8_recipe", "mxfp8 needs block-scaled tensor cores, which GPU " + s.cluster.gpu.name +
+                                    " lacks (no fp4 peak: peak_fp4_tflops); delayed or tensorwise scaling runs there");
   // As Megatron-LM checks them.
   if (t.recomputes("mla_up_proj") && !m.has_latent_attention())
     fail("training.recompute_modules", "mla_up_proj needs latent attention (model.kv_lora_rank)");

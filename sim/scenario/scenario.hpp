@@ -17,12 +17,17 @@
 
 namespace simtrain {
 
-enum class Dtype { bf16, fp16, fp8 };
+// fp8 and fp4 training run only the layers' linear GEMMs in that format
+// (Transformer Engine's recipes, sim/model/quantization.hpp); fp4 is NVFP4
+// (Megatron's --fp4-format e2m1 --fp4-recipe nvfp4).
+enum class Dtype { bf16, fp16, fp8, fp4 };
 enum class Recompute { none, selective, full };
 // Transformer Engine's fp8 scaling (Megatron's --fp8-recipe): delayed takes each
 // tensor's scale from the amax history, tensorwise ("current scaling") from
-// the tensor itself, a reduction pass over it before every cast.
-enum class Fp8Recipe { delayed, tensorwise };
+// the tensor itself, a reduction pass over it before every cast; mxfp8
+// (Blackwell) one power-of-two scale per 32 consecutive elements, found by
+// the cast itself.
+enum class Fp8Recipe { delayed, tensorwise, mxfp8 };
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
 // How data-parallel ranks synchronise gradients: auto lets the executor pick
 // ring or tree per all-reduce (as NCCL's tuner does).
@@ -83,7 +88,7 @@ struct TrainingConfig {
     if (recompute_modules.empty()) return module == "core_attn";
     return std::find(recompute_modules.begin(), recompute_modules.end(), module) != recompute_modules.end();
   }
-  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // fp8 training only
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // fp8 training only (fp4 training is NVFP4)
   bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
   double train_tokens = 0;      // the whole run's token budget (0: not given)
   // Mixture of experts: the busiest expert's share of the tokens over the
