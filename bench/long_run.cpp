@@ -13,8 +13,6 @@ int main(int argc, char** argv) {
   simtrain::TrainRequest request;
   request.days = 54;
   request.runs = runs;
-  // The memory model puts Llama 3 405B's layout at 87 GiB of H100's 80, where it ran: priced as it ran.
-  request.ignore_memory = true;
   const simtrain::TrainPlan plan = simtrain::plan_training(simtrain::load_scenario(name), request);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s", simtrain::to_text(plan).c_str());

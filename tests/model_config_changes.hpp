@@ -18,7 +18,8 @@ inline std::vector<ModelChange> one_change_per_field(const ModelConfig& model) {
   // field to to_json(ModelConfig), then a change of it below.
   [[maybe_unused]] const auto& [name, hidden_size, num_layers, num_attention_heads, num_key_value_heads, head_dim,
                                 intermediate_size, vocab_size, max_position_embeddings, gated_mlp, rms_norm,
-                                linear_bias, learned_position_embeddings, tie_word_embeddings, q_lora_rank,
+                                linear_bias, learned_position_embeddings, tie_word_embeddings, hidden_dropout,
+                                attention_dropout, q_lora_rank,
                                 kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, num_experts,
                                 experts_per_token, moe_intermediate_size, shared_experts,
                                 shared_expert_intermediate_size, first_dense_layers, dense_layers,
@@ -51,6 +52,8 @@ inline std::vector<ModelChange> one_change_per_field(const ModelConfig& model) {
       {"learned_position_embeddings",
        [](ModelConfig& m) { m.learned_position_embeddings = !m.learned_position_embeddings; }},
       {"tie_word_embeddings", [](ModelConfig& m) { m.tie_word_embeddings = !m.tie_word_embeddings; }},
+      {"hidden_dropout", [](ModelConfig& m) { m.hidden_dropout = m.hidden_dropout > 0 ? 0 : 0.1; }},
+      {"attention_dropout", [](ModelConfig& m) { m.attention_dropout = m.attention_dropout > 0 ? 0 : 0.1; }},
       {"head_dim", [](ModelConfig& m) { m.head_dim *= 2; }},
       {"q_lora_rank", [=](ModelConfig& m) { latent(m); m.q_lora_rank = 256; }},
       {"kv_lora_rank", latent},

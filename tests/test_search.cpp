@@ -40,6 +40,7 @@ json small_scenario() {
   doc["cluster"]["gpu"] = {{"name", "small"}, {"peak_bf16_tflops", 400}, {"hbm_GBps", 2000}, {"memory_GiB", 2.5},
                            {"sm_count", 132},   {"tensor_clock_MHz", 1830}, {"sustained_tensor_clock_MHz", 1649}};
   doc["cluster"]["price_per_gpu_hour"] = 2.0;
+  doc["cluster"]["memory_reserve_GiB"] = 0;  // a toy GPU sized for the tensors alone
   doc["parallelism"] = json::object();
   return doc;
 }

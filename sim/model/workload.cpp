@@ -683,13 +683,14 @@ double layer_activation_bytes(const Shard& x, const TrainingConfig& training) {
   const double layer_input = local_tokens * x.hidden * x.element_bytes;
   if (training.recompute == Recompute::full) return layer_input;
   const double norm_inputs = 2 * layer_input + local_tokens * x.latent_width() * x.element_bytes;
-  const double dropout_masks = 2 * local_tokens * x.hidden * kMaskBytes;
+  // PyTorch's dropout stores a one-byte mask only where p > 0 (at p = 0 it returns its input).
+  const double dropout_masks = x.model.hidden_dropout > 0 ? 2 * local_tokens * x.hidden * kMaskBytes : 0;
   const double qkv_outputs = x.qkv_bytes();
   const double mlp_activation_inputs = mlp_activation_input_bytes(x);
   const bool scores_stored = !training.flash_attention && !training.recomputes("core_attn");
-  // Softmax output, dropout mask and dropout output.
-  const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * (2 * x.element_bytes + kMaskBytes)
-                                      : 0;
+  // Softmax output, and with attention dropout its mask and output.
+  const double score_bytes = x.model.attention_dropout > 0 ? 2 * x.element_bytes + kMaskBytes : x.element_bytes;
+  const double scores = scores_stored ? double(x.batch) * x.heads * x.seq * x.seq * score_bytes : 0;
   // Fused attention's backward reads its bf16 output, which in fp8 (fp4)
   // training is not the tensor proj keeps (its cast).
   const double quantized_attention_output =

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/base/json_fields.hpp"
+#include "sim/base/text_format.hpp"
 
 namespace simtrain {
 
@@ -180,6 +181,16 @@ ModelConfig parse_model(const nlohmann::json& document, const std::string& file,
   m.learned_position_embeddings =
       f.choice("position_embedding", {"learned", "rotary"}).value_or(llama_like ? "rotary" : "learned") == "learned";
   m.tie_word_embeddings = f.boolean("tie_word_embeddings").value_or(!llama_like);
+  // Llama-like Hugging Face configs give attention_dropout (0.0) and no residual dropout.
+  const auto dropout = [&](const std::string& key, const std::string& gpt2_key) {
+    const std::optional<double> value = f.number(key);
+    const std::optional<double> gpt2_value = f.number(gpt2_key);
+    const double p = value ? *value : gpt2_value.value_or(llama_like ? 0 : 0.1);
+    if (p >= 1) f.fail(value ? key : gpt2_key, "must be below 1 (a probability), got " + number_text(p));
+    return p;
+  };
+  m.hidden_dropout = dropout("hidden_dropout", "resid_pdrop");
+  m.attention_dropout = dropout("attention_dropout", "attn_pdrop");
   parse_latent_attention(f, m);
   parse_experts(f, m);
   if (strict) f.reject_unknown({"model_type"});
@@ -205,6 +216,10 @@ nlohmann::json to_json(const ModelConfig& m) {
                           {"linear_bias", m.linear_bias},
                           {"position_embedding", m.learned_position_embeddings ? "learned" : "rotary"},
                           {"tie_word_embeddings", m.tie_word_embeddings}};
+  // Where they differ from what the parser assumes of this JSON (it names no
+  // rms_norm_eps, rope_theta or model_type: Megatron's 0.1).
+  if (m.hidden_dropout != 0.1) model["hidden_dropout"] = m.hidden_dropout;
+  if (m.attention_dropout != 0.1) model["attention_dropout"] = m.attention_dropout;
   // 0 stands for "not given", which the parser reads as the field left out (it refuses a 0).
   if (m.max_position_embeddings) model["max_position_embeddings"] = m.max_position_embeddings;
   // Written only where the file would have to say it, so that the JSON (and

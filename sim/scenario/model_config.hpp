@@ -24,6 +24,12 @@ struct ModelConfig {
   bool linear_bias = true;              // biases in linear layers (GPT yes, Llama no)
   bool learned_position_embeddings = true;  // GPT: learned table; Llama: rotary (no parameters)
   bool tie_word_embeddings = true;
+  // Dropout probabilities (Megatron's --hidden-dropout, --attention-dropout;
+  // Hugging Face GPT-2's resid_pdrop, attn_pdrop): with 0, PyTorch's dropout
+  // returns its input and stores no mask. Megatron defaults both to 0.1; Llama-like
+  // models train without (their Hugging Face layers have no residual dropout).
+  double hidden_dropout = 0.1;
+  double attention_dropout = 0.1;
 
   // Multi-head latent attention (DeepSeek-V2/V3): keys and values through a
   // kv_lora_rank-wide latent, queries through a q_lora_rank-wide one (0: a

@@ -7,6 +7,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
 #include "sim/base/limits.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/scenario/pipeline_layout.hpp"
 #include "sim/scenario/scenario_limits.hpp"
 
@@ -102,13 +103,13 @@ namespace {
 const std::vector<std::string> model_keys = {
     "name", "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
     "intermediate_size", "vocab_size", "max_position_embeddings", "hidden_act", "norm", "linear_bias",
-    "position_embedding", "tie_word_embeddings"};
+    "position_embedding", "tie_word_embeddings", "hidden_dropout", "attention_dropout"};
 const std::vector<std::string> training_keys = {"seq_length",    "micro_batch_size",      "global_batch_size",
                                                 "dtype",         "fp8_recipe",            "fp4_recipe",
                                                 "recompute_granularity",
                                                 "recompute_method", "recompute_num_layers", "recompute_modules",
                                                 "flash_attention", "train_tokens",          "moe_load_imbalance",
-                                                "capacity_factor"};
+                                                "capacity_factor", "fp8_param_gather"};
 const std::vector<std::string> parallelism_keys = {
     "tensor_model_parallel_size", "pipeline_model_parallel_size", "data_parallel_size",
     "num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank", "sequence_parallel",
@@ -121,7 +122,7 @@ const std::vector<std::string> parallelism_keys = {
     "moe_token_dispatcher_type", "overlap_moe_expert_parallel_comm", "context_parallel_size", "cp_comm_type",
     "hierarchical_context_parallel_sizes"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
-                                               "link_bandwidth_factors", "price_per_gpu_hour"};
+                                               "link_bandwidth_factors", "price_per_gpu_hour", "memory_reserve_GiB"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
                                                  "parallelism", "cluster",     "reliability", "checkpoint"};
 
@@ -263,6 +264,9 @@ TrainingConfig parse_training(const nlohmann::json& document, const std::string&
   parse_recompute_method(f, t);
   parse_recompute_modules(f, t);
   t.flash_attention = f.boolean("flash_attention").value_or(true);
+  t.fp8_param_gather = f.boolean("fp8_param_gather").value_or(false);
+  if (t.fp8_param_gather && t.dtype != Dtype::fp8)
+    f.fail("fp8_param_gather", "is for fp8 training (training.dtype \"fp8\"), got dtype " + dtype);
   t.train_tokens = f.number("train_tokens", 1).value_or(0);
   t.moe_load_imbalance = f.number("moe_load_imbalance", 1).value_or(1);
   t.capacity_factor = f.number("capacity_factor", 1e-9).value_or(0);  // null or absent, as Megatron's default: dropless
@@ -602,6 +606,12 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
   const std::optional<double> price = cluster.number("price_per_gpu_hour");
   s.cluster.default_price = !price && s.cluster.gpu.rental_usd_per_gpu_hour > 0;
   s.cluster.price_per_gpu_hour = price.value_or(s.cluster.gpu.rental_usd_per_gpu_hour);
+  if (const std::optional<double> reserve_GiB = cluster.number("memory_reserve_GiB")) {
+    s.cluster.memory_reserve_bytes = *reserve_GiB * 1024 * 1024 * 1024;
+    if (s.cluster.memory_reserve_bytes >= s.cluster.gpu.memory_bytes)
+      cluster.fail("memory_reserve_GiB", "must be below the GPU's memory (" +
+                                             number_text(s.cluster.gpu.memory_bytes / (1024.0 * 1024 * 1024)) + " GiB)");
+  }
   auto section = [&](const char* key) { return top.has(key) ? &top.raw(key) : nullptr; };
   s.run = parse_run_config(section("reliability"), section("checkpoint"), source);
   cluster.reject_unknown();

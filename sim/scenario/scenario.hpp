@@ -90,6 +90,10 @@ struct TrainingConfig {
   }
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // fp8 training only (fp4 training is NVFP4)
   bool flash_attention = true;  // fused attention kernel; false = Megatron's unfused softmax path
+  // Megatron's --fp8-param-gather: in fp8 training the linears' weights are
+  // kept in fp8 (Transformer Engine's fp8 parameters, with their transpose)
+  // instead of bf16 beside a cached fp8 cast.
+  bool fp8_param_gather = false;
   double train_tokens = 0;      // the whole run's token budget (0: not given)
   // Mixture of experts: the busiest expert's share of the tokens over the
   // mean (1: balanced, as NeMo's benchmarks force it), and the capacity of
@@ -192,6 +196,10 @@ struct ClusterConfig {
   // price (GpuSpec::rental_usd_per_gpu_hour; default_price says so), else 0.
   double price_per_gpu_hour = 0;
   bool default_price = false;
+  // What each training process holds beyond the tensors the memory model
+  // counts (CUDA context, NCCL buffers, GEMM workspaces): cluster.memory_reserve_GiB,
+  // in bytes; negative where not given (the default of sim/step/memory_reserve.hpp).
+  double memory_reserve_bytes = -1;
 };
 
 struct Scenario {

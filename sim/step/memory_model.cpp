@@ -2,7 +2,9 @@
 
 #include <map>
 
+#include "sim/model/quantization.hpp"
 #include "sim/program/pipeline_schedule.hpp"
+#include "sim/step/memory_reserve.hpp"
 
 namespace simtrain {
 
@@ -13,6 +15,8 @@ struct StageShare {
   double expert_parameters = 0;  // of them, the routed experts' (sharded over the expert-data-parallel group)
   double activation_bytes = 0;
   double weight_grad_bytes = 0;
+  double low_precision_weights = 0;  // linear weights cast to fp8 (fp4) for the linears' GEMMs
+  double loss_transient_bytes = 0;   // held only while the loss runs forward or backward
 };
 
 StageShare stage_share(const Workload& w, int stage) {
@@ -23,11 +27,20 @@ StageShare stage_share(const Workload& w, int stage) {
     share.expert_parameters += count * unit.expert_parameters;
     share.activation_bytes += count * unit.activation_bytes;
     share.weight_grad_bytes += count * unit.weight_grad_activation_bytes;
+    share.low_precision_weights += count * unit.low_precision_weights;
   };
   // Dense and MoE layers in a model mixing them; under block recompute, those kept.
   for (const auto& [work, layers] : w.layer_works_among(held.first_layer, held.layers)) add(*work, layers);
   if (held.embedding) add(w.embedding, 1);
-  if (held.head) add(w.head, 1);  // with the last stage's copy of tied word embeddings
+  if (held.head) {
+    add(w.head, 1);  // with the last stage's copy of tied word embeddings
+    // Megatron's vocab-parallel cross entropy copies the bf16 logits to fp32
+    // (the softmax it stores: the head's activations less its input) while
+    // the bf16 ones are still referenced, and its fp32 gradient is cast back to
+    // bf16 beside it (megatron/core/tensor_parallel/cross_entropy.py): half the
+    // fp32 bytes again, forward and backward.
+    share.loss_transient_bytes = (w.head.activation_bytes - w.head.weight_grad_activation_bytes) / 2;
+  }
   return share;
 }
 
@@ -42,10 +55,28 @@ double state_bytes(const Scenario& s, const StageShare& held, double bytes_per_p
          experts * bytes_per_parameter / static_cast<double>(s.parallel.expert_data());
 }
 
+// In fp8 (fp4) training Transformer Engine keeps each linear's weight cast
+// from a step's first micro-batch to its last (Megatron-Core's TE linears pass
+// is_first_microbatch; TE's Linear caches the workspace "weight"): the
+// row-wise copy the forward GEMM reads and the column-wise one the
+// input-gradient GEMM reads. Under ZeRO-3 (Megatron FSDP) weights are
+// gathered per use and only the column-wise copies are kept
+// (keep_fp8_transpose_cache, as NeMo's fp8 FSDP recipes set it). With fp8
+// parameters (fp8_param_gather) the weight is itself the row-wise copy, held
+// in place of bf16 at a byte, and only the column-wise one is added.
+double weight_cast_cache_bytes(const Scenario& s, const Workload& w, const StageShare& held) {
+  const LinearQuantization quantization = linear_quantization(s.training);
+  if (!quantization.quantized()) return 0;
+  const double copy_bytes = held.low_precision_weights * quantization.copy_bytes_per_element();
+  if (s.parallel.zero_stage >= 3) return copy_bytes;
+  if (s.training.fp8_param_gather) return 2 * copy_bytes - held.low_precision_weights * w.weight_bytes_per_parameter;
+  return 2 * copy_bytes;
+}
+
 // Model states, sharded as ZeRO shards them.
 void add_model_states(MemoryBreakdown& m, const Scenario& s, const Workload& w, const StageShare& held) {
   const int zero = s.parallel.zero_stage;
-  m.weights_bytes = state_bytes(s, held, w.weight_bytes_per_parameter, zero >= 3);
+  m.weights_bytes = state_bytes(s, held, w.weight_bytes_per_parameter, zero >= 3) + weight_cast_cache_bytes(s, w, held);
   m.gradients_bytes = state_bytes(s, held, w.grad_bytes_per_parameter, zero >= 2);
   m.optimizer_bytes = state_bytes(s, held, w.optimizer_state_bytes_per_parameter, zero >= 1);
 }
@@ -58,9 +89,10 @@ struct StagePass {
 };
 
 // Activations: a forward stores them; the backward (input grads) frees all
-// but what the weight-gradient pass needs; that pass frees the rest. On top
-// of the most held, context parallelism's K/V exchange buffers of the layer
-// whose attention runs.
+// but what the weight-gradient pass needs; that pass frees the rest. The
+// loss's transients count while its forward and backward run. On top of the
+// most held, context parallelism's K/V exchange buffers of the layer whose
+// attention runs.
 void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, const std::vector<StagePass>& passes) {
   std::map<std::pair<int, int>, double> held;  // (stage, micro-batch) -> bytes
   double current = 0;
@@ -75,14 +107,19 @@ void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, c
       it->second = keep;
       if (keep == 0) held.erase(it), --in_flight;
     };
+    auto note_peak = [&] {
+      const double during = current + share.loss_transient_bytes;
+      if (during > m.activations_bytes) m.activations_bytes = during, m.peak_in_flight_microbatches = in_flight;
+    };
     if (t.kind == TaskKind::F) {
       // A forward lowered in one task per weight bucket (overlap_param_gather's
       // first forward of a chunk) is one pass: its first task stores the stage's activations.
       if (!held.emplace(key, share.activation_bytes).second) continue;
       current += share.activation_bytes;
       ++in_flight;
-      if (current > m.activations_bytes) m.activations_bytes = current, m.peak_in_flight_microbatches = in_flight;
+      note_peak();
     } else if (t.kind == TaskKind::B) {
+      note_peak();
       release_to(s.parallel.schedule == ScheduleKind::zb_h1 ? share.weight_grad_bytes : 0);
     } else {
       release_to(0);
@@ -103,6 +140,7 @@ StageShare held_parameters(const Scenario& s, const Workload& w, int pp) {
     const StageShare share = stage_share(w, chunk * p + pp);
     held.parameters += share.parameters;
     held.expert_parameters += share.expert_parameters;
+    held.low_precision_weights += share.low_precision_weights;
   }
   return held;
 }
@@ -123,6 +161,7 @@ MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Prog
       passes.push_back({t.kind, t.stage, t.microbatch});
   }
   add_activations(m, s, w, passes);
+  m.reserve_bytes = memory_reserve_bytes(s);
   return m;
 }
 
@@ -135,6 +174,7 @@ std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& s, const W
     std::vector<StagePass> passes;
     for (const PipelineAction& a : schedule[pp]) passes.push_back({a.kind, a.chunk * p + pp, a.microbatch});
     add_activations(memory[pp], s, w, passes);
+    memory[pp].reserve_bytes = memory_reserve_bytes(s);
   }
   return memory;
 }
