@@ -1,18 +1,19 @@
 // Every published figure of tests/validation/ next to simtrain's prediction
 // and its error: Megatron-LM SC'21 Table 1, Korthikanti et al. 2022, NeMo on
-// DGX H100, and NCCL's bus bandwidth. One description per GPU and one set of
+// DGX H100, and NCCL's bus bandwidth; the report's step-time error bands
+// derived from the end-to-end rows. One description per GPU and one set of
 // model parameters serve all rows (printed at the end); nothing is fitted
 // per row. The scenarios are files of scenarios/, each saying where its
 // settings come from.
-#include <cctype>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "bench/validation_rows.hpp"
+#include "sim/base/atomic_file.hpp"
 #include "sim/base/text_format.hpp"
 #include "sim/engine/simulate.hpp"
 #include "sim/model/cost_model.hpp"
@@ -26,16 +27,6 @@
 using namespace simtrain;
 
 namespace {
-
-nlohmann::json validation_file(const std::string& name) {
-  std::ifstream in(SIMTRAIN_SOURCE_DIR "/tests/validation/" + name);
-  return nlohmann::json::parse(in);
-}
-
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 // A group of rows, printed as they come and summed up by their errors.
 struct RowGroup {
@@ -57,67 +48,17 @@ struct RowGroup {
   }
 };
 
-// Every published run fitted its GPUs: a predicted peak above the GPU's
-// memory is the memory model's error, named as such.
-std::string memory_note(const StepReport& report) {
-  constexpr double GiB = 1024.0 * 1024 * 1024;
-  return format("memory %.1f", report.peak_memory_bytes / GiB) + format(" of %.0f GiB", report.gpu_memory_bytes / GiB) +
-         (report.peak_memory_bytes > report.gpu_memory_bytes ? " (OUT OF MEMORY where the run was made)" : "");
-}
-
 void table_header(const char* title) {
   std::printf("%s\n  %-44s %10s %10s %9s\n", title, "scenario", "predicted", "published", "error");
 }
 
-void megatron_sc21(RowGroup& a100) {
-  table_header("Megatron-LM SC'21 Table 1 (A100): TFLOP/s per GPU as Megatron counts them,\n"
-               "96 B s l h^2 (1 + s/6h + V/16lh) per step, recompute included");
-  const nlohmann::json table = validation_file("megatron_sc21.json");
-  for (const auto& r : table["rows"]) {
-    const std::string name = "megatron-" + r["params_B"].dump() + "b-" + r["gpus"].dump() + "xa100";
-    const Simulation sim = simulate(load_scenario(name));
-    const double published = r["tflops_per_gpu"].get<double>();
-    a100.row(name, sim.report.hardware_tflops_per_gpu, published,
-             format("step %.2f s, ", sim.report.step_seconds) + format("bubble %.1f %%, ", sim.report.bubble_fraction * 100) +
-                 memory_note(sim.report));
-  }
-}
-
-void korthikanti(RowGroup& a100) {
-  table_header("Korthikanti et al. 2022 (A100, TP 8): seconds per iteration");
-  const nlohmann::json table = validation_file("korthikanti_2022.json");
-  for (const auto& r : table["rows"]) {
-    const std::string name = "korthikanti-" + lowercase(r["model"]) + "-" + r["gpus"].dump() + "xa100";
-    const struct {
-      const char* label;
-      const char* field;
-      std::vector<std::string> overrides;
-    } settings[] = {{"full recompute", "iteration_s_full_recompute", {}},
-                    {"selective + SP", "iteration_s_selective_recompute_sequence_parallel",
-                     {"recompute_granularity=selective", "sequence_parallel=true"}}};
-    for (const auto& setting : settings) {
-      const Simulation sim = simulate(load_scenario(name, setting.overrides));
-      const double published = r[setting.field].get<double>();
-      a100.row(name + " " + setting.label, sim.report.step_seconds, published, memory_note(sim.report));
-    }
-  }
-}
-
-void nemo_h100(RowGroup& h100) {
-  table_header("NeMo 25.11 on DGX H100, fp8 (current scaling): tokens/s per GPU (model TFLOP/s per GPU in the note)");
-  const nlohmann::json table = validation_file("nemo_h100.json");
-  for (const auto& r : table["rows"]) {
-    std::string name = lowercase(r["model"]);
-    if (r["config"].contains("num_experts"))  // "Qwen3-30B-A3B" -> "qwen3-30b-a3b-16xh100"
-      name += "-" + r["gpus"].dump() + "xh100";
-    else  // "Llama-3-8B" -> "nemo-llama3-8b-8xh100"
-      name = "nemo-" + name.erase(name.find('-'), 1) + "-" + r["gpus"].dump() + "xh100";
-    const Simulation sim = simulate(load_scenario(name));
-    const double gpus = r["gpus"].get<double>();
-    const double published = r["tokens_per_s_per_gpu"].get<double>();
-    h100.row(name, sim.report.tokens_per_second / gpus, published,
-             format("model TFLOP/s %.0f against ", sim.report.model_tflops_per_gpu) + r["model_tflops_per_gpu"].dump() +
-                 " (FLOPs as each counts them), " + memory_note(sim.report));
+// The end-to-end tables of one GPU's rows, each followed by a blank line.
+void print_tables(const std::vector<ValidationTable>& tables, const std::string& gpu, RowGroup& group) {
+  for (const ValidationTable& table : tables) {
+    if (table.gpu != gpu) continue;
+    table_header(table.title.c_str());
+    for (const ValidationRow& r : table.rows) group.row(r.name, r.predicted, r.published, r.note);
+    std::printf("\n");
   }
 }
 
@@ -206,6 +147,8 @@ void parameters() {
                 gpu.name.c_str(), gpu.peak_bf16_flops / 1e12, gpu.peak_fp8_flops / 1e12,
                 gpu.hbm_bytes_per_second / 1e9, gpu.sm_count, gpu.tensor_clock_hz / 1e6,
                 sustained_clock_hz(gpu, Dtype::bf16) / 1e6, fp8_clock.c_str());
+    std::printf("  %-10s sustained clock: %s (%s)\n", "", to_string(gpu.compute_provenance).c_str(),
+                gpu.compute_source.c_str());
   }
   std::printf("  A100-80GB sustained clock: %s\n", a100_calibration().c_str());
   for (const char* scenario : {"megatron-1.7b-32xa100", "gpt3-175b-1024xh100"}) {
@@ -216,20 +159,59 @@ void parameters() {
   }
 }
 
+// The step-time bands the report gives (sim/step/step_time_band.hpp), from
+// the end-to-end rows above, and the classes of built-in GPUs no row covers.
+void step_time_bands(const std::vector<BandRow>& rows) {
+  std::printf("Step-time error bands of the report (published step time / predicted - 1, end-to-end rows by class;\n"
+              "the Table 4 layer rows calibrate A100 and are left out):\n");
+  const std::vector<StepTimeBand> bands = derive_step_time_bands(rows);
+  for (const StepTimeBand& band : bands) {
+    std::printf("  %s: %d row%s, %s (%s)\n", to_string(band.band_class).c_str(), static_cast<int>(band.rows.size()),
+                band.rows.size() == 1 ? "" : "s", band.range_text().c_str(), band.gpus().c_str());
+  }
+  std::vector<std::pair<BandClass, std::string>> uncovered;  // a class no row covers, its built-in GPUs
+  for (const GpuSpec& gpu : builtin_gpus())
+    for (bool moe : {false, true}) {
+      const BandClass c{
+          .gpu_figures = gpu.compute_provenance, .gpu_figures_source = gpu.compute_source, .mixture_of_experts = moe};
+      if (std::any_of(bands.begin(), bands.end(), [&](const StepTimeBand& b) { return b.band_class == c; })) continue;
+      auto known = std::find_if(uncovered.begin(), uncovered.end(), [&](const auto& u) { return u.first == c; });
+      if (known == uncovered.end()) uncovered.push_back({c, gpu.name});
+      else known->second += ", " + gpu.name;
+    }
+  for (const auto& [c, gpus] : uncovered)
+    std::printf("  %s: no row, no band (%s)\n", to_string(c).c_str(), gpus.c_str());
+  std::printf("\n");
+}
+
 }  // namespace
 
-int main() {
+// With --write-bands FILE: the band file the binary compiles in
+// (sim/step/bands/step_time_bands.json, docs/validation.md), written after
+// the output.
+int main(int argc, char** argv) {
+  const std::string usage = "usage: simtrain_bench_validation [--write-bands FILE]\n";
+  if (!(argc == 1 || (argc == 3 && std::string(argv[1]) == "--write-bands"))) {
+    std::fputs(usage.c_str(), stderr);
+    return 2;
+  }
+  const std::vector<ValidationTable> tables = end_to_end_validation_tables();
   RowGroup a100, h100;
-  megatron_sc21(a100);
-  std::printf("\n");
-  korthikanti(a100);
-  std::printf("\n");
+  print_tables(tables, "A100-80GB", a100);
   korthikanti_per_layer(a100);
   a100.print("A100 rows (goal: each within 5 %)", 5);
-  nemo_h100(h100);
+  print_tables(tables, "H100-SXM", h100);
   h100.print("H100 fp8 rows (goal: each within 10 %)", 10);
   nccl_bus_bandwidth();
   std::printf("Zero Bubble (Qi et al. 2024) bubble rates: not run, the 1.5B model's configuration (the paper's\n"
               "Table 3) is not in tests/validation/pipeline_bubbles.json; the schedules' closed forms are tests.\n\n");
+  step_time_bands(band_rows(tables));
   parameters();
+  if (argc == 3) {
+    const std::string path = argv[2];
+    write_file_atomically(path, [&](std::ostream& out) {
+      out << step_time_bands_json(derive_step_time_bands(band_rows(tables))).dump(2) << "\n";
+    });
+    std::printf("\nwrote %s\n", path.c_str());
+  }
 }

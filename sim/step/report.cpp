@@ -194,6 +194,8 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   r.hardware_tflops_per_gpu = w.hardware_flops_per_step / r.step_seconds / gpus / 1e12;
   r.mfu = w.model_flops_per_step / (r.step_seconds * gpus * peak);
   r.gpu_memory_bytes = s.cluster.gpu.memory_bytes;
+  r.step_time_band = step_time_band_of(s);
+  r.gpu = s.cluster.gpu;
 
   for (StageFigures& stage : r.stages) {
     stage.memory = memory_for_rank(s, w, program, stage.rank);
@@ -284,6 +286,11 @@ ordered_json to_json(const MemoryBreakdown& m) {
           {"peak_in_flight_microbatches", m.peak_in_flight_microbatches}};
 }
 
+// Where the GPU's figures come from (sim/scenario/gpu_spec.hpp).
+ordered_json gpu_figures_json(const GpuSpec& gpu) {
+  return {{"gpu", gpu.name}, {"provenance", to_string(gpu.compute_provenance)}, {"source", gpu.compute_source}};
+}
+
 // A figure, or null where what it needs is unknown.
 ordered_json known_if(bool known, double value) { return known ? ordered_json(value) : ordered_json(nullptr); }
 
@@ -305,6 +312,8 @@ ordered_json to_json(const StepReport& r) {
                       {"memory", r.memory_known ? to_json(st.memory) : ordered_json(nullptr)}});
   return {{"scenario", r.scenario_summary},
           {"step_time_s", r.step_seconds},
+          {"step_time_band", r.step_time_band ? to_json(*r.step_time_band) : ordered_json(nullptr)},
+          {"gpu_figures", r.gpu ? gpu_figures_json(*r.gpu) : ordered_json(nullptr)},
           {"stopped", r.stopped ? ordered_json(r.stop_reason) : ordered_json(false)},
           {"tokens_per_s", known_if(r.workload_known, r.tokens_per_second)},
           {"model_tflops_per_gpu", known_if(r.workload_known, r.model_tflops_per_gpu)},
@@ -352,6 +361,10 @@ std::string sensitivity_text(const StepReport& r) {
 
 void add_step_figures(std::string& out, const StepReport& r) {
   add_line(out, "step time", format("%.4f s", r.step_seconds));
+  if (r.step_time_band) add_line(out, "error band", to_text(*r.step_time_band));
+  if (r.gpu)
+    add_line(out, "GPU figures", r.gpu->name + ": " + to_string(r.gpu->compute_provenance) + " (" + r.gpu->compute_source +
+                                     "), docs/gpus.md");
   if (r.sensitivity) add_line(out, "sensitivity", sensitivity_text(r));
   if (r.workload_known) {
     add_line(out, "throughput", with_commas(r.tokens_per_second) + " tokens/s");

@@ -14,6 +14,7 @@
 #include "sim/program/timeline.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/step/memory_model.hpp"
+#include "sim/step/step_time_band.hpp"
 
 namespace simtrain {
 
@@ -84,6 +85,11 @@ struct StepReport {
   nlohmann::ordered_json scenario_summary;
   nlohmann::json configuration;  // the scenario document as simulated, for the record
   double step_seconds = 0;
+  // How far published runs of the scenario's class were from their
+  // predictions, and the GPU whose figures' provenance sets that class;
+  // absent for a recorded trace.
+  std::optional<StepTimeBandVerdict> step_time_band;
+  std::optional<GpuSpec> gpu;
   bool stopped = false;  // a failure stopped the job: the figures cover the time until then
   std::string stop_reason;
   // false: a replayed trace, which says nothing of the tokens a step trains
