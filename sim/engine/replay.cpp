@@ -88,6 +88,13 @@ public:
     posted_.assign(prog_.tasks.size(), 0);
     transferred_.assign(prog_.tasks.size(), 0);
     receive_of_send_.assign(prog_.tasks.size(), -1);
+    if (options_.host.simulated()) {
+      launched_.assign(prog_.tasks.size(), 0);
+      launched_at_.assign(prog_.tasks.size(), 0.0);
+      host_released_.assign(prog_.tasks.size(), 0);
+      host_returns_at_.assign(prog_.tasks.size(), 0.0);
+      host_wait_seconds_.assign(prog_.world_size, 0.0);
+    }
     for (const Task& t : prog_.tasks)
       if (t.kind == TaskKind::RECV) receive_of_send_[prog_.deps(t).front()] = t.id;
   }
@@ -194,11 +201,65 @@ private:
         });
       }
     }
+    if (options_.host.simulated())
+      for (size_t l = 0; l < lanes_.size(); ++l)
+        if (const int rep = lanes_[l].members[0]; classes_.simulated(rep))
+          sg4::Actor::create("rank" + std::to_string(rep) + "-host", platform_.hosts[rep], [this, rep] {
+            try {
+              run_host(rep);
+            } catch (const JobStopped&) {
+            }
+          });
     for (const Group& g : prog_.groups) {
       const auto arriving = std::count_if(g.ranks.begin(), g.ranks.end(), [&](int r) { return classes_.simulated(r); });
       if (lanes_.spans_lanes(g) && lanes_.is_representative(g.ranks.front()) && arriving > 0)
         barriers_[g.id] = sg4::Barrier::create(static_cast<unsigned>(arriving));
     }
+  }
+
+  // A rank's host thread: it launches every task of the rank in program
+  // order, each compute task's kernels in its work's launch time (or, where
+  // the work synchronises, until the compute's closed form returns it), each
+  // collective or transfer in one call.
+  void run_host(int rank) {
+    for (int id : prog_.rank_tasks(rank)) {
+      const Task& task = prog_.tasks[id];
+      if (is_passive_receive(task)) continue;  // posted with its SEND
+      launched_at_[id] = sg4::Engine::get_clock();
+      raise(launched_, id);
+      if (!is_compute(task.kind)) {
+        sg4::this_actor::sleep_for(options_.host.communication_launch_seconds);
+      } else if (options_.host.works[task.work].syncs > 0) {
+        wait_until(host_released_, id);
+        sg4::this_actor::sleep_until(host_returns_at_[id]);
+      } else {
+        sg4::this_actor::sleep_for(options_.host.works[task.work].launch_seconds);
+      }
+    }
+  }
+
+  // Waits for the host to launch `task`, when hosts are simulated.
+  void wait_for_launch(const Task& task) {
+    if (options_.host.simulated()) wait_until(launched_, task.id);
+  }
+
+  // The compute stream, free since `gpu_free`, waits for the host to launch
+  // `task`'s kernels: as long as the closed form of its launches makes the
+  // GPU wait beyond its own time (host_lane.hpp). Hands the host its return.
+  void wait_for_kernels(const Task& task, double gpu_free, double gpu_seconds) {
+    wait_for_launch(task);
+    if (!options_.host.simulated()) return;
+    const HostLaunches& launches = options_.host.works[task.work];
+    const LaunchedWork launched =
+        launch_work(launched_at_[task.id], gpu_free, gpu_seconds, launches, options_.host.sync_seconds);
+    if (launches.syncs > 0) {
+      host_returns_at_[task.id] = launched.host_end;
+      raise(host_released_, task.id);
+    }
+    const double waited = launched.gpu_end - gpu_free - gpu_seconds;
+    if (waited <= 0) return;
+    host_wait_seconds_[task.rank] += waited;
+    sg4::this_actor::sleep_until(launched.gpu_end - gpu_seconds);
   }
 
   // A daemon: the job ends when its tasks do, whatever failures are still to come.
@@ -340,6 +401,11 @@ private:
 
   void execute(const Task& task) {
     for (int dep : prog_.deps(task)) wait_for(dep);
+    const double gpu_seconds = is_compute(task.kind) ? work_seconds_[task.work] / lanes_.lane_of(task.rank).speed : 0;
+    if (is_compute(task.kind))
+      wait_for_kernels(task, sg4::Engine::get_clock(), gpu_seconds);
+    else
+      wait_for_launch(task);
     // Waiting for the group's other ranks is not communication: the
     // collective starts once all of them have arrived.
     if (is_collective(task.kind))
@@ -347,7 +413,7 @@ private:
     TaskTiming& timing = timing_[task.id];
     timing.start = sg4::Engine::get_clock();
     if (is_compute(task.kind))
-      sg4::this_actor::execute(work_seconds_[task.work] / lanes_.lane_of(task.rank).speed * host_speed_flops);
+      sg4::this_actor::execute(gpu_seconds * host_speed_flops);
     else if (task.kind == TaskKind::SEND && !options_.free_communication)
       send_flows(*flows_.comm(task.id));  // every lane member's transfer at once
     else if (is_collective(task.kind))
@@ -364,6 +430,7 @@ private:
   // waiting for a peer to post (or for another transfer of the batch to
   // start) is idle, not communication.
   void run_batch(std::span<const int> batch) {
+    for (int id : batch) wait_for_launch(prog_.tasks[id]);
     for (int id : batch)
       if (prog_.tasks[id].kind == TaskKind::SEND)
         for (int dep : prog_.deps(id)) wait_for(dep);
@@ -411,6 +478,10 @@ private:
       timeline.representative_of_rank = classes_.representative_of_rank();
     timeline.approximate_after_rounds = classes_.approximate_after_rounds();
     timeline.busiest_links = busiest_links();
+    if (options_.host.simulated()) {
+      const std::vector<int> source = timing_sources();
+      for (int r = 0; r < prog_.world_size; ++r) timeline.host_wait_seconds.push_back(host_wait_seconds_[source[r]]);
+    }
     return timeline;
   }
 
@@ -457,6 +528,13 @@ private:
   std::vector<char> posted_;       // by RECV: posted in its batch (paired)
   std::vector<char> transferred_;  // by SEND: its transfer is over (paired)
   std::vector<int> receive_of_send_;  // by SEND: its RECV
+  // With simulated hosts, by task: launched by its rank's host, and when.
+  std::vector<char> launched_;
+  std::vector<double> launched_at_;
+  // By compute task that synchronises: its host may go on, at host_returns_at_.
+  std::vector<char> host_released_;
+  std::vector<double> host_returns_at_;
+  std::vector<double> host_wait_seconds_;  // by rank: its compute stream waiting for launches
   std::vector<TaskTiming> timing_;
   bool stopped_ = false;
   std::string stop_reason_;

@@ -1,8 +1,8 @@
 #pragma once
 // What a replay can be asked beyond the Program itself: a slower GPU, a
 // degraded link, failures during the step, a fixed all-reduce algorithm,
-// what overlapped collectives take from compute, progress reports and
-// cancellation.
+// what overlapped collectives take from compute, the hosts that launch the
+// kernels, progress reports and cancellation.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -13,6 +13,7 @@
 
 #include "sim/base/child_process.hpp"  // Interrupted, which cancelling gives
 #include "sim/engine/compute_interference.hpp"
+#include "sim/engine/host_lane.hpp"
 #include "sim/network/collective_algorithm.hpp"
 
 namespace simtrain {
@@ -50,6 +51,9 @@ struct ReplayOptions {
   // What collectives beside compute take from it (simulate() sets the
   // scenario's; the default, nothing, leaves compute at full speed).
   ComputeInterference interference;
+  // Each rank's host thread launching its kernels (simulate() sets the
+  // scenario's; the default, none, launches every kernel at no cost).
+  HostModel host;
   // Called in the calling thread about four times a second while the replay's tasks run.
   std::function<void(const ReplayProgress&)> on_progress;
   // Called in the calling thread as each stage of the work begins, what it

@@ -74,6 +74,7 @@ std::string timeline_to_bytes(const Timeline& figures, const Program& program, c
     append(out, load.bytes);
     append(out, load.bytes_per_second);
   }
+  append_array(out, figures.host_wait_seconds);
   append_array(out, timing_source);
   std::vector<TaskTiming> source_timings;
   for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank)
@@ -101,6 +102,7 @@ Timeline timeline_from_bytes(const std::string& bytes, const Program& program) {
     load.bytes = take<double>(bytes, offset);
     load.bytes_per_second = take<double>(bytes, offset);
   }
+  timeline.host_wait_seconds = take_array<double>(bytes, offset);
   const std::vector<int> timing_source = take_array<int>(bytes, offset);
   const std::vector<TaskTiming> source_timings = take_array<TaskTiming>(bytes, offset);
   if (offset != bytes.size()) truncated();

@@ -53,6 +53,9 @@ struct Timeline {
   // holding replicas alike that far (ReplayOptions::max_refinement_rounds).
   int approximate_after_rounds = 0;
   std::vector<LinkLoad> busiest_links;  // highest bytes / bandwidth first, at most 10
+  // By rank: time its compute stream waited for the host to launch its
+  // kernels; empty where the hosts were not simulated.
+  std::vector<double> host_wait_seconds;
   std::optional<LiveRecord> live;       // set by live runs only
 };
 
