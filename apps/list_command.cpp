@@ -24,6 +24,7 @@ nlohmann::ordered_json gpu_json(const GpuSpec& gpu) {
                               {"sm_count", gpu.sm_count},
                               {"tensor_clock_MHz", gpu.tensor_clock_hz / kMega},
                               {"sustained_tensor_clock_MHz", gpu.sustained_tensor_clock_hz / kMega}};
+  if (gpu.peak_fp4_flops > 0) j["peak_fp4_tflops"] = gpu.peak_fp4_flops / kTera;
   if (gpu.sustained_fp8_tensor_clock_hz > 0) j["sustained_fp8_tensor_clock_MHz"] = gpu.sustained_fp8_tensor_clock_hz / kMega;
   if (gpu.achievable_matmul_bf16_flops > 0) j["achievable_matmul_bf16_tflops"] = gpu.achievable_matmul_bf16_flops / kTera;
   if (gpu.achievable_matmul_fp8_flops > 0) j["achievable_matmul_fp8_tflops"] = gpu.achievable_matmul_fp8_flops / kTera;

@@ -69,6 +69,11 @@ void check_runnable(const Program& program, const Scenario& scenario, int proces
     if (work.fixed_seconds > 0)
       throw InputError(scenario.source, "parallelism.gradient_compression",
                        "gradient compression has no kernel to run live");
+  if (scenario.training.dtype == Dtype::fp4)
+    throw InputError(scenario.source, "training.dtype", "fp4 has no kernel to run live (its block-scaled GEMMs are simulated only)");
+  if (scenario.training.dtype == Dtype::fp8 && scenario.training.fp8_recipe == Fp8Recipe::mxfp8)
+    throw InputError(scenario.source, "training.fp8_recipe",
+                     "mxfp8 has no kernel to run live (its block-scaled GEMMs are simulated only)");
 }
 
 std::string seconds_text(double seconds) {

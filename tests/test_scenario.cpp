@@ -268,6 +268,12 @@ const BadCase bad_cases[] = {
     {"fp8_recipe_unknown",
      [](json& s) {
        s["training"]["dtype"] = "fp8";
+       s["training"]["fp8_recipe"] = "blockwise";
+     },
+     "training.fp8_recipe", "blockwise"},
+    {"mxfp8_without_block_scaled_tensor_cores",
+     [](json& s) {
+       s["training"]["dtype"] = "fp8";
        s["training"]["fp8_recipe"] = "mxfp8";
      },
      "training.fp8_recipe", "mxfp8"},

@@ -11,6 +11,7 @@ cudaDataType_t input_type(Dtype dtype) {
     case Dtype::bf16: return CUDA_R_16BF;
     case Dtype::fp16: return CUDA_R_16F;
     case Dtype::fp8: return CUDA_R_8F_E4M3;
+    case Dtype::fp4: break;  // refused before a live run starts (live/live_run.cpp)
   }
   return CUDA_R_16BF;
 }
