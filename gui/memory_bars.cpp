@@ -19,7 +19,8 @@ struct Part {
 const Part parts[] = {{"weights", QColor(91, 143, 249), &MemoryBreakdown::weights_bytes},
                       {"gradients", QColor(90, 216, 166), &MemoryBreakdown::gradients_bytes},
                       {"optimizer", QColor(246, 189, 22), &MemoryBreakdown::optimizer_bytes},
-                      {"activations", QColor(232, 104, 74), &MemoryBreakdown::activations_bytes}};
+                      {"activations", QColor(232, 104, 74), &MemoryBreakdown::activations_bytes},
+                      {"reserve", QColor(150, 150, 150), &MemoryBreakdown::reserve_bytes}};
 
 }  // namespace
 

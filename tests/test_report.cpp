@@ -235,9 +235,9 @@ void expect_same_memory(const std::string& text, const json& j) {
   const json& peak = j["stages"][std::stoi(total[3])]["memory"];
   EXPECT_EQ(peak["total_bytes"], j["memory"]["peak_bytes"]);
   EXPECT_EQ(figures_on_line(text, "",
-                            R"(weights ([\d.]+) GiB, gradients ([\d.]+), optimizer ([\d.]+), activations ([\d.]+) \((\d+) micro-batch chunks in flight\))"),
+                            R"(weights ([\d.]+) GiB, gradients ([\d.]+), optimizer ([\d.]+), activations ([\d.]+), reserve ([\d.]+) \((\d+) micro-batch chunks in flight\))"),
             (std::vector<std::string>{gib(peak["weights_bytes"]), gib(peak["gradients_bytes"]),
-                                      gib(peak["optimizer_bytes"]), gib(peak["activations_bytes"]),
+                                      gib(peak["optimizer_bytes"]), gib(peak["activations_bytes"]), gib(peak["reserve_bytes"]),
                                       integer(peak["peak_in_flight_microbatches"])}));
 }
 

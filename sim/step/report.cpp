@@ -188,7 +188,9 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   r.configuration = s.document;
   add_replay_figures(r, program, timeline);
   const double gpus = program.world_size;
-  const double peak = s.training.dtype == Dtype::fp8 ? s.cluster.gpu.peak_fp8_flops : s.cluster.gpu.peak_bf16_flops;
+  const double peak = s.training.dtype == Dtype::fp8   ? s.cluster.gpu.peak_fp8_flops
+                      : s.training.dtype == Dtype::fp4 ? s.cluster.gpu.peak_fp4_flops
+                                                       : s.cluster.gpu.peak_bf16_flops;
   r.tokens_per_second = w.tokens_per_step / r.step_seconds;
   r.model_tflops_per_gpu = w.model_flops_per_step / r.step_seconds / gpus / 1e12;
   r.hardware_tflops_per_gpu = w.hardware_flops_per_step / r.step_seconds / gpus / 1e12;
@@ -227,6 +229,11 @@ void add_replay_figures(StepReport& r, const Program& program, const Timeline& t
   r.approximate_after_rounds = timeline.approximate_after_rounds;
   r.flows = static_cast<long long>(timeline.flows);
   r.closed_form_collectives = static_cast<long long>(timeline.closed_form_collectives);
+  if (!timeline.host_wait_seconds.empty() && !r.stages.empty()) {
+    double sum = 0;
+    for (StageFigures& stage : r.stages) sum += stage.host_wait_seconds = timeline.host_wait_seconds[stage.rank];
+    r.host_wait_seconds = sum / r.stages.size();
+  }
 }
 
 namespace {
@@ -282,6 +289,7 @@ ordered_json to_json(const MemoryBreakdown& m) {
           {"gradients_bytes", m.gradients_bytes},
           {"optimizer_bytes", m.optimizer_bytes},
           {"activations_bytes", m.activations_bytes},
+          {"reserve_bytes", m.reserve_bytes},
           {"total_bytes", m.total_bytes()},
           {"peak_in_flight_microbatches", m.peak_in_flight_microbatches}};
 }
@@ -309,6 +317,7 @@ ordered_json to_json(const StepReport& r) {
                       {"rank", st.rank},
                       {"time", to_json(st.time, r.dims)},
                       {"bubble_fraction", st.time.idle_seconds / r.step_seconds},
+                      {"host_wait_s", r.host_wait_seconds ? ordered_json(st.host_wait_seconds) : ordered_json(nullptr)},
                       {"memory", r.memory_known ? to_json(st.memory) : ordered_json(nullptr)}});
   return {{"scenario", r.scenario_summary},
           {"step_time_s", r.step_seconds},
@@ -324,6 +333,7 @@ ordered_json to_json(const StepReport& r) {
             {"over_compute", r.bubble_over_compute},
             {"definition", "idle time of a stage's GPU (no compute, no communication) / step time, mean over "
                            "pipeline stages; over_compute = idle / compute (Megatron-LM's definition)"}}},
+          {"host_wait_s", r.host_wait_seconds ? ordered_json(*r.host_wait_seconds) : ordered_json(nullptr)},
           {"mean_time_split", to_json(r.mean_split, r.dims)},
           {"communication", communication_json(r)},
           {"stages", stages},
@@ -379,6 +389,9 @@ void add_step_figures(std::string& out, const StepReport& r) {
   add_line(out, "pipeline bubble", format("%.1f %% of the step", r.bubble_fraction * 100) +
                                        format(" (idle / step, mean over stages; idle / compute = %.1f %%)",
                                               r.bubble_over_compute * 100));
+  if (r.host_wait_seconds)
+    add_line(out, "host-bound", ms(*r.host_wait_seconds) + format(" (%.1f %% of the step)", 100 * *r.host_wait_seconds / r.step_seconds) +
+                                    "  (GPU waiting for its host to launch kernels, mean over stages; part of idle)");
 }
 
 // "TP 1.2 ms, PP 0.3 ms, DP 4.5 ms": each dimension the report gives, its figure formatted.
@@ -423,7 +436,8 @@ void add_memory(std::string& out, const StepReport& r) {
                                       std::to_string(worst->pipeline_rank) + ")");
   add_line(out, "", format("weights %.1f GiB", m.weights_bytes / GiB) + format(", gradients %.1f", m.gradients_bytes / GiB) +
                         format(", optimizer %.1f", m.optimizer_bytes / GiB) +
-                        format(", activations %.1f", m.activations_bytes / GiB) + " (" +
+                        format(", activations %.1f", m.activations_bytes / GiB) +
+                        format(", reserve %.1f", m.reserve_bytes / GiB) + " (" +
                         std::to_string(m.peak_in_flight_microbatches) + " micro-batch chunks in flight)");
 }
 

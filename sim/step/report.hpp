@@ -67,6 +67,7 @@ struct StageFigures {
   int rank = 0;  // the rank measured (tp 0, dp 0 of this stage)
   TimeSplit time;
   MemoryBreakdown memory;
+  double host_wait_seconds = 0;  // of its idle time: waiting for the host to launch kernels
 };
 
 // The step again with one resource slower: which one the step hinges on.
@@ -126,6 +127,9 @@ struct StepReport {
   long long closed_form_collectives = 0;
   double wall_seconds = 0;
   std::optional<Sensitivity> sensitivity;  // asked for (simulate's `sensitivity`)
+  // Mean over stages of the time their GPUs waited for the host to launch
+  // kernels (part of idle); empty where the hosts were not simulated.
+  std::optional<double> host_wait_seconds;
 };
 
 // The figures a timeline alone gives (a recorded trace has no scenario):
