@@ -64,7 +64,8 @@ TEST(TrainingRun, WithoutFailuresTheRunIsStepsPlusCheckpoints) {
 
 void expect_wall_is_the_sum_of_its_parts(const RunResult& r) {
   EXPECT_NEAR(r.wall_seconds,
-              r.useful_seconds + r.checkpoint_seconds + r.lost_seconds + r.restart_seconds + r.degraded_seconds,
+              r.useful_seconds + r.checkpoint_seconds + r.persist_seconds + r.lost_seconds + r.restart_seconds +
+                  r.degraded_seconds,
               1e-6 * r.wall_seconds);
 }
 

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <functional>
+#include <utility>
 #include <stdexcept>
 
 #include "sim/base/child_process.hpp"
@@ -11,6 +14,7 @@
 #include "sim/base/text_format.hpp"
 #include "sim/longrun/checkpoint_cost.hpp"
 #include "sim/longrun/checkpoint_interval.hpp"
+#include "sim/longrun/checkpoint_policy.hpp"
 #include "sim/longrun/failure_sources.hpp"
 #include "sim/longrun/published_failure_rates.hpp"
 #include "sim/step/memory_model.hpp"
@@ -20,7 +24,8 @@ namespace simtrain {
 // The runs come back from their child process as CBOR (exact doubles).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunEvent, kind, start_seconds, end_seconds, detail)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunResult, wall_seconds, useful_seconds, steps, checkpoint_seconds, lost_seconds,
-                                   restart_seconds, degraded_seconds, checkpoints, restarts, failures, cost, events)
+                                   restart_seconds, degraded_seconds, persist_seconds, checkpoints, restarts, failures,
+                                   restores, restore_seconds, restore_lost_seconds, cost, events)
 
 namespace {
 
@@ -179,6 +184,47 @@ int runs_to_simulate(const TrainRequest& request, const RunModel& m, double even
   return static_cast<int>(std::clamp(std::floor(max_simulated_events / events_per_run), 1.0, double(default_runs)));
 }
 
+// What a mode's background copies do to the steps: replayed beside them
+// once per mode and peer count.
+class InterferenceReplays {
+public:
+  InterferenceReplays(const Scenario& s, const TrainRequest& request, const CheckpointCost& cost, double step_seconds,
+                      bool saves)
+      : s_(s), request_(request), cost_(cost), step_seconds_(step_seconds), saves_(saves) {}
+
+  PersistInterference operator()(CheckpointMode mode, int64_t peer_replicas) {
+    const auto key = std::pair(mode, peer_replicas);
+    if (auto found = replayed_.find(key); found != replayed_.end()) return found->second;
+    PersistInterference p;
+    p.shared.step_seconds = p.peers.step_seconds = step_seconds_;
+    if (mode != CheckpointMode::sync && saves_) {
+      Scenario with_peers = s_;
+      with_peers.run.checkpoint.peer_replicas = peer_replicas;
+      p = persist_interference(with_peers, request_.replay, step_seconds_, cost_, true, peer_replicas > 0);
+    }
+    return replayed_[key] = p;
+  }
+
+private:
+  const Scenario& s_;
+  const TrainRequest& request_;
+  const CheckpointCost& cost_;
+  double step_seconds_;
+  bool saves_;
+  std::map<std::pair<CheckpointMode, int64_t>, PersistInterference> replayed_;
+};
+
+// The saves in the scenario's mode: their phases and interval.
+void plan_saves(TrainPlan& plan, const CheckpointConfig& c, const CheckpointCost& cost, InterferenceReplays& replays,
+                bool scheduled_stops) {
+  plan.checkpoint_mode = c.mode;
+  plan.interference = replays(c.mode, c.peer_replicas);
+  const SaveSchedule schedule =
+      schedule_saves(plan.model, c, cost, plan.interference, plan.stop_mtbf_seconds, scheduled_stops);
+  plan.phases = schedule.phases;
+  plan.interval_rule = schedule.interval.rule;
+}
+
 }  // namespace
 
 TrainPlan plan_training(const Scenario& stated, const TrainRequest& request) {
@@ -194,9 +240,6 @@ TrainPlan plan_training(const Scenario& stated, const TrainRequest& request) {
 
   const CheckpointCost checkpoint = checkpoint_cost(s, plan.step.workload, plan.step.program);
   plan.checkpoint_bytes = checkpoint.bytes;
-  m.checkpoint_write_seconds = checkpoint.write_seconds;
-  m.checkpoint_read_seconds = checkpoint.read_seconds;
-
   const int world = plan.step.program.world_size;
   const ClusterFailures failures = cluster_failures(s, world);
   m.reliability = s.run.reliability;
@@ -210,10 +253,10 @@ TrainPlan plan_training(const Scenario& stated, const TrainRequest& request) {
     m.degraded_step_seconds = std::max(m.step_seconds, simulate(s, degraded).timeline.step_seconds);
   }
 
-  const CheckpointInterval interval = choose_checkpoint_interval(
-      s.run.checkpoint, m.step_seconds, m.checkpoint_write_seconds, plan.stop_mtbf_seconds, failures.scheduled_stops);
-  m.checkpoint_every_steps = interval.every_steps;
-  plan.interval_rule = interval.rule;
+  const CheckpointConfig& c = s.run.checkpoint;
+  const bool saves = c.every_steps > 0 || c.every_minutes > 0 || plan.stop_mtbf_seconds > 0 || failures.scheduled_stops;
+  InterferenceReplays replays(s, request, checkpoint, m.step_seconds, saves);
+  plan_saves(plan, c, checkpoint, replays, failures.scheduled_stops);
   choose_steps(plan, budget, request, std::max(1, request.runs));
   const int runs = runs_to_simulate(request, m, expected_events(m));
   check_scheduled_before(s, m.wall_limit_seconds > 0 ? m.wall_limit_seconds : failure_free_seconds(m));
@@ -221,6 +264,16 @@ TrainPlan plan_training(const Scenario& stated, const TrainRequest& request) {
   m.gpus = world + static_cast<double>(m.reliability.spare_nodes) * s.cluster.topology.gpus_per_node;
   m.price_per_gpu_hour = s.cluster.price_per_gpu_hour;
   if (s.cluster.default_price) m.default_price_gpu = s.cluster.gpu.name;
+  if (request.checkpoint_policies) {
+    if (expected_events(m) * policy_runs * 12 > max_simulated_events)
+      throw InputError("train", "--checkpoint-policies",
+                       format("about %.3g simulated steps and failures a run", expected_events(m)) +
+                           ", " + std::to_string(policy_runs) + " runs for each of 12 policies" +
+                           format(": more than %.0e can be simulated", max_simulated_events));
+    const int nodes = (world + s.cluster.topology.gpus_per_node - 1) / s.cluster.topology.gpus_per_node;
+    plan.policies = rank_checkpoint_policies(m, c, checkpoint, nodes, plan.stop_mtbf_seconds, failures.scheduled_stops,
+                                             policy_runs, std::ref(replays));
+  }
   plan.runs = simulate_runs(m, m.reliability.seed, runs, request);
   return plan;
 }

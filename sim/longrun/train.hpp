@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/simulate.hpp"
+#include "sim/longrun/checkpoint_policy.hpp"
 #include "sim/longrun/training_run.hpp"
 
 namespace simtrain {
@@ -32,12 +33,16 @@ struct TrainRequest {
   int runs = 0;        // seeds reliability.seed, +1, ...; 0: default_runs (fewer where max_simulated_events binds, 1 where nothing fails)
   bool no_failures = false;    // nothing fails: the ideal run
   bool ignore_memory = false;  // price a job even if it does not fit in its GPUs' memory
+  bool checkpoint_policies = false;  // also rank other checkpoint policies (checkpoint_policy.hpp)
   // replay.cancel (set from any thread) and Ctrl-C stop the step simulations
   // and the runs alike: plan_training throws Interrupted.
   ReplayOptions replay;
   // Called in the calling thread at most about four times a second while the runs are simulated.
   std::function<void(const TrainProgress&)> on_progress;
 };
+
+// Runs per policy when request.checkpoint_policies ranks them.
+constexpr int policy_runs = 5;
 
 // Runs with consecutive seeds when the request names no number: enough for
 // the 10th and 90th percentiles to fall on different runs.
@@ -48,15 +53,21 @@ struct TrainPlan {
   std::string failure_rates;          // where the failure rates come from
   RunModel model;
   double checkpoint_bytes = 0;        // whole checkpoint
+  CheckpointMode checkpoint_mode = CheckpointMode::sync;
+  SavePhases phases;                  // one save's phases, tier by tier
+  PersistInterference interference;   // the background copies beside the steps
   double stop_mtbf_seconds = 0;       // mean time between failures that stop the job (0: none)
   std::string interval_rule;          // how the checkpoint interval was chosen
   std::string steps_rule;             // what set the number of steps
   bool steps_fill_days = false;       // --days did: all that fit without failures
   std::vector<RunResult> runs;        // the first one with its event timeline
+  std::vector<PolicyResult> policies;  // with request.checkpoint_policies, best first
 };
 
 // Simulates a step (and the degraded step when a redundant link can fail),
-// the checkpoint write and read through the storage model, then the runs.
+// the checkpoint's writes and reads per tier through the storage model, for
+// an async or in-memory mode the step beside its background copies, then
+// the runs.
 // A scenario that states no failure rates fails at published ones
 // (sim/longrun/published_failure_rates.hpp) unless request.no_failures.
 // Throws InputError for a job that does not fit in its GPUs' memory (unless

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <utility>
 
 #include "sim/base/text_format.hpp"
@@ -42,6 +43,49 @@ std::string mean_and_percentiles(const nlohmann::json& summary, size_t runs, dou
          number("p90") + ")";
 }
 
+nlohmann::json to_json(const CopyInterference& copy) {
+  return {{"stretch", copy.stretch}, {"nic_share", copy.nic_share}, {"step_time_s", copy.step_seconds}};
+}
+
+nlohmann::json tiers_json(const RunModel& m) {
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const TierCopy& copy : m.copies)
+    tiers.push_back({{"tier", to_string(copy.tier)},
+                     {"ready_after_s", copy.ready_seconds},
+                     {"read_s", copy.read_seconds},
+                     {"every_saves", copy.every_saves}});
+  return tiers;
+}
+
+// Per tier: restores per run, and the mean time each cost (restart, work lost).
+nlohmann::json restores_json(const std::vector<RunResult>& runs) {
+  std::map<std::string, double> count, restart, lost;
+  for (const RunResult& r : runs)
+    for (const auto& [tier, n] : r.restores) {
+      count[tier] += static_cast<double>(n);
+      restart[tier] += r.restore_seconds.at(tier);
+      lost[tier] += r.restore_lost_seconds.at(tier);
+    }
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [tier, n] : count)
+    out[tier] = {{"count", n / runs.size()}, {"restart_s_each", restart[tier] / n}, {"lost_work_s_each", lost[tier] / n}};
+  return out;
+}
+
+nlohmann::json policies_json(const std::vector<PolicyResult>& policies) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PolicyResult& p : policies)
+    out.push_back({{"policy", p.policy},
+                   {"mode", to_string(p.mode)},
+                   {"persist_every", p.persist_every},
+                   {"interval_factor", p.interval_factor},
+                   {"every_steps", p.every_steps},
+                   {"blocking_s", p.blocking_seconds},
+                   {"goodput", p.goodput},
+                   {"cost_usd", p.cost}});
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const TrainPlan& plan) {
@@ -71,8 +115,17 @@ nlohmann::json to_json(const TrainPlan& plan) {
           {"wall_limit_s", m.wall_limit_seconds > 0 ? nlohmann::json(m.wall_limit_seconds) : nlohmann::json()},
           {"checkpoint",
            {{"bytes", plan.checkpoint_bytes},
+            {"mode", to_string(plan.checkpoint_mode)},
             {"write_s", m.checkpoint_write_seconds},
             {"read_s", m.checkpoint_read_seconds},
+            {"save_fraction", plan.phases.save_fraction},
+            {"restore_fraction", plan.phases.restore_fraction},
+            {"tiers", tiers_json(m)},
+            {"persist",
+             {{"slowdown_per_save_s", m.persist_slowdown_seconds},
+              {"shared", to_json(plan.interference.shared)},
+              {"peers", to_json(plan.interference.peers)},
+              {"note", plan.interference.note}}},
             {"every_steps", m.checkpoint_every_steps},
             {"rule", plan.interval_rule}}},
           {"job_stopping_mtbf_s", plan.stop_mtbf_seconds},
@@ -85,9 +138,12 @@ nlohmann::json to_json(const TrainPlan& plan) {
            {{"checkpoint_writes", summarize(runs, [](auto& r) { return r.checkpoint_seconds; }).mean},
             {"lost_work", summarize(runs, [](auto& r) { return r.lost_seconds; }).mean},
             {"restarts", summarize(runs, [](auto& r) { return r.restart_seconds; }).mean},
-            {"degraded_links", summarize(runs, [](auto& r) { return r.degraded_seconds; }).mean}}},
+            {"degraded_links", summarize(runs, [](auto& r) { return r.degraded_seconds; }).mean},
+            {"persist_slowdown", summarize(runs, [](auto& r) { return r.persist_seconds; }).mean}}},
           {"failures_per_run", failures},
+          {"restores_per_run", restores_json(runs)},
           {"cost_usd", to_json(summarize(runs, [](auto& r) { return r.cost; }))},
+          {"checkpoint_policies", policies_json(plan.policies)},
           {"billed_gpus", m.gpus},
           {"price_per_gpu_hour", m.price_per_gpu_hour}};
 }
@@ -113,11 +169,35 @@ std::string to_text(const TrainPlan& plan) {
   line("steps", with_commas(static_cast<double>(m.steps)) + " (" +
                     with_commas(m.steps * j["tokens_per_step"].get<double>()) + " tokens) " + plan.steps_rule);
   line("failure rates", plan.failure_rates);
-  line("checkpoint", with_commas(plan.checkpoint_bytes / 1e9, 1) + " GB" + format(", write %.1f s", m.checkpoint_write_seconds) +
-                         format(", read %.1f s", m.checkpoint_read_seconds) + "; " +
-                         (m.checkpoint_every_steps > 0 ? "every " + with_commas(double(m.checkpoint_every_steps)) + " steps: "
-                                                       : "none: ") +
-                         plan.interval_rule);
+  const std::string every = (m.checkpoint_every_steps > 0 ? "every " + with_commas(double(m.checkpoint_every_steps)) + " steps: "
+                                                           : "none: ") + plan.interval_rule;
+  if (plan.checkpoint_mode == CheckpointMode::sync && m.copies.size() == 1) {
+    line("checkpoint", with_commas(plan.checkpoint_bytes / 1e9, 1) + " GB" + format(", write %.1f s", m.checkpoint_write_seconds) +
+                           format(", read %.1f s", m.checkpoint_read_seconds) + "; " + every);
+  } else {
+    line("checkpoint", with_commas(plan.checkpoint_bytes / 1e9, 1) + " GB, " + to_string(plan.checkpoint_mode) +
+                           format(" saves: training stops %.2f s", m.checkpoint_write_seconds) + "; " + every);
+    std::string tiers;
+    for (const TierCopy& copy : m.copies)
+      tiers += (tiers.empty() ? "" : "; ") + to_string(copy.tier) +
+               (copy.ready_seconds > 0 ? format(" %.1f s later", copy.ready_seconds) : " at once") +
+               (copy.every_saves > 1 ? " (every " + std::to_string(copy.every_saves) + " saves)" : "") +
+               format(", read %.2f s", copy.read_seconds);
+    line("checkpoint tiers", tiers);
+    if (plan.phases.save_fraction < 1)
+      line("incremental", format("a save writes %.1f %%", 100 * plan.phases.save_fraction) +
+                              format(" of the checkpoint on average, a restore reads %.2f x it", plan.phases.restore_fraction));
+    const PersistInterference& p = plan.interference;
+    std::string beside;
+    for (const auto& [name, copy] : {std::pair("shared storage", p.shared), std::pair("peers", p.peers)})
+      if (copy.nic_share > 0)
+        beside += (beside.empty() ? "" : "; ") + std::string(name) + format(" copies %.2f x as long as alone", copy.stretch) +
+                  format(", %.1f %% of the busiest NIC", 100 * copy.nic_share) +
+                  format(", step %.4f s", m.step_seconds) + format(" -> %.4f s (replayed)", copy.step_seconds);
+    if (!p.note.empty()) beside = p.note;
+    if (!beside.empty())
+      line("persist beside steps", beside + format(": %.2f s lost per save", m.persist_slowdown_seconds));
+  }
   line("job-stopping MTBF", plan.stop_mtbf_seconds > 0 ? with_commas(plan.stop_mtbf_seconds / hour, 2) + " h" : "no failures");
   if (m.wall_limit_seconds > 0)
     line("trained", mean_and_percentiles(j["steps_done"], run_count, 1, " steps", 0) + ", " +
@@ -144,7 +224,17 @@ std::string to_text(const TrainPlan& plan) {
        format("checkpoints %.1f h", lost["checkpoint_writes"].get<double>() / hour) +
            format(", lost work %.1f h", lost["lost_work"].get<double>() / hour) +
            format(", restarts %.1f h", lost["restarts"].get<double>() / hour) +
-           format(", degraded links %.1f h", lost["degraded_links"].get<double>() / hour));
+           format(", degraded links %.1f h", lost["degraded_links"].get<double>() / hour) +
+           (plan.checkpoint_mode == CheckpointMode::sync
+                ? ""
+                : format(", steps slowed by persists %.1f h", lost["persist_slowdown"].get<double>() / hour)));
+  std::string restores;
+  for (const auto& [tier, r] : j["restores_per_run"].items())
+    restores += (restores.empty() ? "" : "; ") + tier + format(" %.1f", r["count"].get<double>()) +
+                format(" (restart %.1f min", r["restart_s_each"].get<double>() / 60) +
+                format(" + lost work %.1f min each)", r["lost_work_s_each"].get<double>() / 60);
+  if (!restores.empty() && (plan.checkpoint_mode != CheckpointMode::sync || m.copies.size() > 1))
+    line(run_count == 1 ? "restores" : "restores (mean)", restores);
   std::string failures;
   for (const auto& [component, count] : j["failures_per_run"].items())
     failures += (failures.empty() ? "" : ", ") + component + format(" %.1f", count.get<double>());
@@ -155,20 +245,29 @@ std::string to_text(const TrainPlan& plan) {
                      (m.default_price_gpu.empty()
                           ? ")"
                           : ", " + m.default_price_gpu + "'s rental price: cluster.price_per_gpu_hour sets another)"));
+  for (size_t i = 0; i < plan.policies.size(); ++i) {
+    const PolicyResult& p = plan.policies[i];
+    line(i == 0 ? "checkpoint policies (" + std::to_string(policy_runs) + " runs each)" : "",
+         std::to_string(i + 1) + ". " + p.policy + format(": goodput %.2f %%", 100 * p.goodput) +
+             (m.price_per_gpu_hour > 0 ? ", " + dollars(p.cost) : ""));
+  }
   return out;
 }
 
 void write_run_trace(std::ostream& out, const RunResult& run) {
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
       << R"({"ph":"M","pid":0,"name":"process_name","args":{"name":"training run"}})";
+  if (std::any_of(run.events.begin(), run.events.end(), [](const RunEvent& e) { return e.kind == "persist"; }))
+    out << ",\n" << R"({"ph":"M","pid":0,"tid":1,"name":"thread_name","args":{"name":"background checkpoint copies"}})";
   for (const RunEvent& e : run.events) {
     char event[400];
     if (e.kind == "failure")
       std::snprintf(event, sizeof event, R"({"ph":"i","s":"g","pid":0,"tid":0,"name":"failure: %s","ts":%.0f})",
                     e.detail.c_str(), e.start_seconds * 1e6);
     else
-      std::snprintf(event, sizeof event, R"({"ph":"X","pid":0,"tid":0,"name":"%s","ts":%.0f,"dur":%.0f,"args":{"detail":"%s"}})",
-                    e.kind.c_str(), e.start_seconds * 1e6, (e.end_seconds - e.start_seconds) * 1e6, e.detail.c_str());
+      std::snprintf(event, sizeof event, R"({"ph":"X","pid":0,"tid":%d,"name":"%s","ts":%.0f,"dur":%.0f,"args":{"detail":"%s"}})",
+                    e.kind == "persist" ? 1 : 0, e.kind.c_str(), e.start_seconds * 1e6,
+                    (e.end_seconds - e.start_seconds) * 1e6, e.detail.c_str());
     out << ",\n" << event;
   }
   out << "\n]}\n";
