@@ -19,12 +19,11 @@ const GpuSpec& builtin(const std::string& name) {
   throw std::runtime_error("no GPU " + name);
 }
 
-const double kHbmFraction = RooflineEfficiency{}.memory;
 constexpr GemmTile kOnly128x128[] = {{128, 128}};
 
 GemmTime time_of(const GpuSpec& gpu, GemmShape shape, Dtype dtype = Dtype::bf16,
                  std::span<const GemmTile> tiles = large_gemm_tiles()) {
-  return gemm_time(gpu, shape, gemm_bytes(shape, dtype), dtype, kHbmFraction, tiles);
+  return gemm_time(gpu, shape, gemm_bytes(shape, dtype), dtype, RooflineEfficiency{}.hbm_fraction(gpu), tiles);
 }
 
 double flops(GemmShape shape) { return 2.0 * shape.m * shape.n * shape.k; }
@@ -77,7 +76,7 @@ TEST(GemmModel, TheTileTimeIsAffineInKWithAFixedPrologueAndEpilogue) {
   EXPECT_NEAR(seconds(3072) - seconds(2048), per_k_block, 1e-12);
   // What K cannot amortise: one memory latency (400 clocks) and the tile's write.
   const double fixed = 400 / h100.sustained_tensor_clock_hz +
-                       128.0 * 128 * 2 * h100.sm_count / (h100.hbm_bytes_per_second * kHbmFraction);
+                       128.0 * 128 * 2 * h100.sm_count / (h100.hbm_bytes_per_second * RooflineEfficiency{}.hbm_fraction(h100));
   EXPECT_NEAR(seconds(1024) - per_k_block, fixed, 1e-12);
   EXPECT_LT(efficiency(h100, {full.m, full.n, 256}), efficiency(h100, {full.m, full.n, 8192}));
 }
@@ -88,7 +87,7 @@ TEST(GemmModel, ThinGemmsTakeTheirBytesOverTheBandwidth) {
       const GemmShape thin{16384, n, 16384};
       const GemmTime t = time_of(gpu, thin);
       EXPECT_GT(t.memory_seconds, t.compute_seconds) << gpu.name << " N=" << n;
-      EXPECT_DOUBLE_EQ(t.seconds, gemm_bytes(thin, Dtype::bf16) / (gpu.hbm_bytes_per_second * kHbmFraction));
+      EXPECT_DOUBLE_EQ(t.seconds, gemm_bytes(thin, Dtype::bf16) / (gpu.hbm_bytes_per_second * RooflineEfficiency{}.hbm_fraction(gpu)));
     }
   }
 }
@@ -119,16 +118,19 @@ TEST(GemmModel, ALargeSquareGemmReachesTheSustainedClock) {
   }
 }
 
-// MI300X's clock was derived from its measurement through the model, so
-// this only guards it against model changes. (A100's short-burst best, 267.9
-// TFLOP/s at 6912x16384x2048, is above what it sustains under load, as
-// H200's is: its clock comes from a layer measured in training,
-// tests/test_gpu_calibration.cpp.)
-TEST(GemmModel, ReproducesTheMeasuredMaximumAchievableMatmulFlops) {
+// The short-burst bests of a sweep of shapes (mamf-finder) are above what a
+// GPU sustains under load: the model at MI300X's sustained clock (from AMD's
+// 1 s runs, tests/test_gpu_calibration.cpp) gives the shape of its burst best
+// less than that best, as H200's measured GEMMs ran below its 794.5 TFLOP/s.
+// (A100's short-burst best, 267.9 TFLOP/s at 6912x16384x2048, is above what
+// it sustains too: its clock comes from a layer measured in training.)
+TEST(GemmModel, ShortBurstBestsAreAboveWhatTheSustainedClockGives) {
   const GemmShape mi300x_best{4096, 10240, 4864};
   GpuSpec mi300x = builtin("MI300X");  // the model alone, without the measured bound
   mi300x.achievable_matmul_bf16_flops = 0;
-  EXPECT_NEAR(flops(mi300x_best) / time_of(mi300x, mi300x_best).seconds / 1e12, 781.9, 781.9 * 0.001);
+  const double sustained = flops(mi300x_best) / time_of(mi300x, mi300x_best).seconds;
+  EXPECT_LT(sustained, builtin("MI300X").achievable_matmul_bf16_flops);
+  EXPECT_GT(sustained, 0.8 * builtin("MI300X").achievable_matmul_bf16_flops);  // 708 sustained against 781.9
 }
 
 // H200's sustained clocks were derived from its GEMMs measured under
@@ -167,7 +169,8 @@ TEST(GemmModel, Fp8RunsAtItsPeakAndSustainedClockOverBf16sWhereComputeBound) {
   EXPECT_EQ(sustained_clock_hz(one_clock, Dtype::fp8), one_clock.sustained_tensor_clock_hz);
 }
 
-// B200 (no sustained clock published: its tensor clock): the model alone
+// A GPU described by its spec sheet alone (sustained clock = tensor clock,
+// as B200 was before its clocks were carried over from H200): the model
 // gives large shapes more than the measured best GEMM; the measurement
 // bounds them.
 TEST(GemmModel, NoShapeRunsFasterThanTheMeasuredMaximum) {
@@ -179,13 +182,16 @@ TEST(GemmModel, NoShapeRunsFasterThanTheMeasuredMaximum) {
       for (const GemmShape shape : {GemmShape{6144, 2304, 8192}, GemmShape{16384, 16384, 16384}, GemmShape{8192, 6912, 2304}})
         EXPECT_LE(flops(shape) / time_of(gpu, shape, dtype).seconds, achievable * (1 + 1e-12)) << gpu.name;
     }
-  const GpuSpec& b200 = builtin("B200");
+  GpuSpec spec_sheet_b200 = builtin("B200");
+  spec_sheet_b200.sustained_tensor_clock_hz = spec_sheet_b200.tensor_clock_hz;
+  spec_sheet_b200.sustained_fp8_tensor_clock_hz = 0;
   const GemmShape large{16384, 16384, 16384};
-  const GemmTime t = time_of(b200, large);
-  EXPECT_GT(flops(large) / t.compute_seconds, b200.achievable_matmul_bf16_flops);
-  EXPECT_DOUBLE_EQ(t.seconds, flops(large) / b200.achievable_matmul_bf16_flops);
+  const GemmTime t = time_of(spec_sheet_b200, large);
+  EXPECT_GT(flops(large) / t.compute_seconds, spec_sheet_b200.achievable_matmul_bf16_flops);
+  EXPECT_DOUBLE_EQ(t.seconds, flops(large) / spec_sheet_b200.achievable_matmul_bf16_flops);
   // fp8 is bounded by its own measurement (76 % of the fp8 peak on B200, 78 % for bf16).
-  EXPECT_DOUBLE_EQ(time_of(b200, large, Dtype::fp8).seconds, flops(large) / b200.achievable_matmul_fp8_flops);
+  EXPECT_DOUBLE_EQ(time_of(spec_sheet_b200, large, Dtype::fp8).seconds,
+                   flops(large) / spec_sheet_b200.achievable_matmul_fp8_flops);
 }
 
 // Fused attention: its executed FLOPs (causal half of the scores; a backward
@@ -206,7 +212,8 @@ TEST(RooflineModel, TimesAttentionForwardAndBackwardAtTheirOwnEfficiency) {
 }
 
 // The efficiencies are those measured on H200 (cuDNN's fused attention):
-// head_dim 128, 4,096 tokens and more.
+// head_dim 128, 4,096 tokens and more, each over its shape factor
+// (tests/test_cost_model_attention.cpp has the rest of attention by shape).
 TEST(RooflineModel, AttentionEfficienciesAreTheOnesMeasuredOnH200) {
   const ProfileDatabase h200 = load_profile_database(std::string(SIMTRAIN_SOURCE_DIR) + "/kernels/profiles/H200.json");
   const AttentionFit fit = fit_attention(h200, builtin("H200"), 128);

@@ -20,15 +20,21 @@ double log_distance(const std::vector<int64_t>& a, const std::vector<int64_t>& b
   return distance;
 }
 
-double work_ratio(const Op& op, const Op& measured) {
-  const bool compute_bound = op.op_class == OpClass::gemm || op.op_class == OpClass::attention;
-  return compute_bound ? op.flops / measured.flops : op.bytes / measured.bytes;
+// Fused attention's efficiency changes with its shape (attention_efficiency.hpp):
+// an entry of another length, head size or count of tiles is scaled by the
+// ratio of FLOPs and by that of the efficiencies the model gives the two shapes.
+double work_ratio(const Op& op, const Op& measured, const GpuSpec& gpu) {
+  if (op.op_class == OpClass::attention) {
+    const RooflineEfficiency efficiency;
+    return op.flops / measured.flops * efficiency.attention(gpu, measured) / efficiency.attention(gpu, op);
+  }
+  return op.op_class == OpClass::gemm ? op.flops / measured.flops : op.bytes / measured.bytes;
 }
 
 }  // namespace
 
 ProfiledCostModel::ProfiledCostModel(ProfileDatabase database, GpuSpec gpu)
-    : database_(std::move(database)), roofline_(std::move(gpu)) {}
+    : database_(std::move(database)), gpu_(gpu), roofline_(std::move(gpu)) {}
 
 OpTime ProfiledCostModel::op_time(const Op& op, Dtype dtype) const {
   const ProfileEntry* nearest = nullptr;
@@ -39,7 +45,7 @@ OpTime ProfiledCostModel::op_time(const Op& op, Dtype dtype) const {
     const double distance = log_distance(op.shape, entry.op.shape);
     if (distance < nearest_distance) nearest_distance = distance, nearest = &entry;
   }
-  if (nearest) return {nearest->median_seconds * work_ratio(op, nearest->op), TimeSource::scaled};
+  if (nearest) return {nearest->median_seconds * work_ratio(op, nearest->op, gpu_), TimeSource::scaled};
   return roofline_.op_time(op, dtype);
 }
 

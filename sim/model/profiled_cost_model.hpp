@@ -15,7 +15,9 @@ namespace simtrain {
 //   1. an entry of the same shape: its median time (TimeSource::measured);
 //   2. else the nearest entry, by the sum over dimensions of |ln(ours/theirs)|
 //      (so aspect ratio counts, not only size), its time scaled by the ratio
-//      of FLOPs (gemm, attention) or of bytes (memory-bound, optimizer)
+//      of FLOPs (gemm, attention) or of bytes (memory-bound, optimizer), and
+//      for attention by the ratio of the efficiencies the roofline gives the
+//      two shapes (sequence, head size, waves: attention_efficiency.hpp)
 //      (TimeSource::scaled);
 //   3. else the roofline (TimeSource::roofline).
 class ProfiledCostModel : public CostModel {
@@ -25,6 +27,7 @@ public:
 
 private:
   ProfileDatabase database_;
+  GpuSpec gpu_;
   RooflineModel roofline_;
 };
 

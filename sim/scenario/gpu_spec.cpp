@@ -25,11 +25,11 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // glennklockwood.com/garden/peak-FLOPS (H100 SXM: 132 SMs x 4096 x 1830 MHz =
 // 989.4 TFLOP/s); H200 is the same GH100 die, SM count and 700 W limit with other HBM.
 // Sustained tensor clock (docs/gpus.md: the method, and each GPU's source):
-// A100 1041 MHz, calibrated on one published layer-level measurement of an
+// A100 1067 MHz, calibrated on one published layer-level measurement of an
 // A100, as no kernel profile or sustained-load GEMM figure of one exists
 // here: Korthikanti et al. 2022 (arXiv 2205.05198), Table 4, the 22B model's
 // layer at TP 8 without recompute, 7.7 ms forward + 11.9 ms backward
-// (tests/validation/korthikanti_2022.json). 1041 MHz is the clock at which
+// (tests/validation/korthikanti_2022.json). 1067 MHz is the clock at which
 // the model gives that layer's compute the published time less its blocking
 // TP all-reduces (derive_sustained_clock_hz_from_layer in
 // sim/model/kernel_calibration.hpp; tests/test_gpu_calibration.cpp holds this
@@ -52,9 +52,12 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // (`simtrain_bench_roofline_accuracy --derive`; tests/test_gemm_model.cpp
 // checks them against the files). Being below the clocks nvidia-smi reads,
 // they also hold what the model's K loop at full rate leaves out (the
-// kernels' own efficiency). H100 SXM and H800: H200's, the same GH100 die and
-// SMs at the same 700 W limit (their HBM3 is slower; their GEMMs, compute-bound,
-// are not measured here).
+// kernels' own efficiency). H100 SXM and H800: carried over from H200
+// (carried_over_sustained_clock_hz: the same fractions, 0.704 and 0.644, of
+// the same 1830 MHz tensor clock), the same GH100 die and SMs at the same
+// 700 W limit (their HBM3 is slower; their GEMMs, compute-bound, are not
+// measured here). tests/test_gpu_calibration.cpp holds every carried-over
+// clock to that function.
 // Achievable matmul FLOP/s, the fastest GEMM of a sweep of shapes (mamf-finder,
 // github.com/stas00/ml-engineering): bf16 A100 SXM 267.9 and H100 SXM 792.1
 // (compute/accelerator/README.md), H100/H200 SXM 794.5 and fp8 H200 SXM 1453.4
@@ -64,7 +67,7 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // software stack (the table now gives 271.2 with torch 2.6): the A100 rows
 // this project checks ran on 2021-22 software.
 // These are short bursts: under sustained load the A100's GEMMs run below
-// 267.9 (213-218 TFLOP/s for the large GEMMs of the calibration layer), as
+// 267.9 (218-223 TFLOP/s for the large GEMMs of the calibration layer), as
 // H200's ran below its 794.5.
 // H800 (SXM): the H100 SXM's GH100 die, SMs, clocks, tensor peaks (bf16
 // 1,979 and fp8 3,958 TFLOP/s with sparsity, so 989 and 1,979 dense), 80 GB
@@ -80,11 +83,18 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // per die: Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut
 // Rolling", 2025). NVIDIA publishes no tensor clock: 1856 MHz is the clock at
 // which 148 SMs at 8,192 dense bf16 FLOP/clock (twice Hopper's 4,096) give the
-// 2,250 TFLOP/s peak. No sustained clock is published either: the model uses
-// that same 1856 MHz, and the measured matmul ceilings bound every GEMM:
-// mamf-finder bf16 1,745.0 (77.6 % of peak) and fp8 3,432.5 TFLOP/s (76.3 %),
-// B200 SXM (github.com/stas00/ml-engineering, the guide "When Is It Worth
-// Upgrading GPUs?"). NVLink 5's 1.8 TB/s bidirectional lives in its topology
+// 2,250 TFLOP/s peak. No sustained-load GEMM or clock of a B200 is published
+// that this project found, so its sustained clocks are H200's carried over:
+// the same fractions of its tensor clock, 1306 MHz bf16 and 1195 fp8
+// (carried_over_sustained_clock_hz; docs/gpus.md says why and what it
+// assumes: a power limit sized to the tensor peak as H200's, 0.44 W per
+// dense bf16 TFLOP/s at 1,000 W against H200's 0.71, which holds only if
+// Blackwell's energy per FLOP is lower by as much). The measured short-burst
+// matmul ceilings still bound every GEMM: mamf-finder bf16 1,745.0 (77.6 %
+// of peak) and fp8 3,432.5 TFLOP/s (76.3 %), B200 SXM
+// (github.com/stas00/ml-engineering, the guide "When Is It Worth Upgrading
+// GPUs?"); at the carried-over clock the model's largest GEMMs run below
+// them, as H200's measured ones ran at 0.83 of its ceiling. NVLink 5's 1.8 TB/s bidirectional lives in its topology
 // (topologies/dgx-b200-superpod.json).
 // GB200 (one Blackwell GPU of a GB200 NVL72, NVIDIA's GB200 NVL72 product
 // page, nvidia.com/en-us/data-center/gb200-nvl72): the rack's 360 PFLOP/s
@@ -95,8 +105,10 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // 148 SMs is assumed, the B200's (the same Blackwell silicon, at a higher
 // peak); with 8,192 dense bf16 FLOP/clock they give the 2,500 TFLOP/s peak
 // at 2062 MHz, which is the device-reported maximum SM clock of a GB200
-// (stas00/ml-engineering, compute/accelerator/README.md, "Clock speed"),
-// used as sustained too, as for B200. Matmul ceilings measured there
+// (stas00/ml-engineering, compute/accelerator/README.md, "Clock speed").
+// Sustained clocks: H200's carried over as for B200, 1451 MHz bf16 and 1327
+// fp8 (its limit is configurable up to 1,200 W: 0.48 W per dense bf16
+// TFLOP/s). Matmul ceilings measured there
 // (mamf-finder, torch 2.10.0.dev20250916+cu130): bf16 1,822.0 TFLOP/s
 // (72.9 % of peak) and fp8 3,615.6 (72.3 %). NVLink 5 across the rack
 // (900 GB/s per GPU per direction) lives in
@@ -104,16 +116,38 @@ void require_at_most(JsonFields& fields, const std::string& key, double value, c
 // MI300X (AMD Instinct MI300X data sheet, amd.com): dense bf16 1,307.4 and
 // fp8 2,614.9 TFLOP/s, 192 GB of HBM3 at 5.3 TB/s, 304 compute units, peak
 // engine clock 2100 MHz (304 CUs x 2,048 dense bf16 FLOP/clock x 2100 MHz =
-// 1,307.4 TFLOP/s); the GEMM model counts CUs as SMs. No sustained clock
-// under matrix load is published as a figure here: 1400 MHz
-// is the clock at which the GEMM model gives the measured "Maximum Achievable
-// Matmul FLOPS" of MI300X, bf16 781.9 TFLOP/s at 4096x10240x4864 (60.1 % of
-// peak, ROCm 6.2; github.com/stas00/ml-engineering,
-// compute/accelerator/README.md), which also bounds every bf16 GEMM. No fp8
-// sweep of an MI300X is published there: fp8 GEMMs run at that clock, bounded
-// by the model alone (tests/test_gemm_model.cpp). Infinity Fabric (7 links
+// 1,307.4 TFLOP/s); the GEMM model counts CUs as SMs. Sustained clocks from
+// AMD's published sustained-load GEMMs ("Measuring Max-Achievable FLOPs -
+// Part 2", rocm.blogs.amd.com, 28 Feb 2025, Table 1: hipBLASLt, each GEMM run
+// for 1 s after warm-up, normally distributed inputs, cold caches, clocks read
+// by hipBLASLt-bench): bf16 708 TFLOP/s at 4096x4864x32896 (median clock
+// 1207 MHz) and fp8 1,273 at 4096x3648x32896 (1230 MHz), each shape one wave
+// of one tile per CU (16 x 19 tiles of 256x256 and 256x192). 1143 MHz (bf16)
+// and 1027 MHz (fp8) are the clocks at which the GEMM model gives those rates
+// with those tiles (derive_sustained_clock_hz_from_gemm;
+// tests/test_gpu_calibration.cpp): 0.95 and 0.83 of the clocks AMD read, the
+// rest the kernels' own efficiency (AMD: "up to 94 %"). It was 1400 MHz,
+// fitted to mamf-finder's short-burst best, bf16 781.9 TFLOP/s at
+// 4096x10240x4864 (60.1 % of peak, ROCm 6.2; github.com/stas00/ml-engineering,
+// compute/accelerator/README.md), which still bounds every bf16 GEMM. No fp8
+// sweep of an MI300X is published there: fp8 GEMMs are bounded by the model alone. Infinity Fabric (7 links
 // of 64 GB/s per direction to the other 7 GPUs of a node) lives in its
 // topology (topologies/mi300x-ib-fat-tree.json).
+// HBM efficiency, the share of the spec-sheet bandwidth memory-bound kernels
+// reach (docs/gpus.md, "Memory-bound kernels"): H200's is measured here, a
+// device-to-device copy at 4.3 of 4.8 TB/s (RooflineEfficiency::memory, the
+// figure of every GPU that states 0: H200, B200, GB200). A100, H100 (and
+// H800, the same 80 GB of HBM3 at 3.35 TB/s) and MI300X take the
+// BabelStream Copy of the Azure AI Benchmarking Guide (github.com/Azure/
+// AI-benchmarking-guide, Azure_Results/ND_*_results.md, "HBM Bandwidth";
+// Benchmarks/NVIDIA/HBMBandwidth.py runs BabelStream's cuda-stream), which
+// measured H200 too: A100-SXM4-80GB 1.61, H100 80GB 2.90, MI300X 4.11 and
+// H200 4.01 TB/s. Each is H200's measured share times its published share
+// over H200's published one (4.01 of 4.8), the benchmark's own level left
+// out: A100 0.847, H100 0.928, MI300X 0.832
+// (hbm_efficiency_from_published_copy in sim/model/kernel_calibration.hpp;
+// tests/test_gpu_calibration.cpp). No HBM figure of a B200 or GB200 is
+// published there (the GB200 page gives the Grace CPU's STREAM only).
 // Rental price: the middle of the "specialty" providers' on-demand range
 // (Lambda, CoreWeave, Crusoe...: A100 80GB $1.10-1.50, H100 SXM5 $2.50-3.50,
 // H200 SXM5 $3.50-4.50 per GPU-hour; hyperscalers charge about 1.5x, long-tail
@@ -153,22 +187,22 @@ std::string to_string(ComputeProvenance provenance) {
 
 const std::vector<GpuSpec>& builtin_gpus() {
   static const std::vector<GpuSpec> gpus = {
-      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1041e6, 0, 267.9e12, 0, 1.30,
-       ComputeProvenance::layer_calibrated, "Korthikanti et al. 2022 Table 4, the 22B layer"},
+      {"A100-80GB", 312e12, 0, 2039e9, 80 * GiB, 108, 1410e6, 1067e6, 0, 267.9e12, 0, 1.30,
+       ComputeProvenance::layer_calibrated, "Korthikanti et al. 2022 Table 4, the 22B layer", 0, 0.847},
       {"H100-SXM", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 3.00,
-       ComputeProvenance::carried_over, "H200's measured profile, the same GH100 die at 700 W"},
+       ComputeProvenance::carried_over, "H200's measured clocks, the same GH100 die at 700 W", 0, 0.928},
       {"H200", 989e12, 1979e12, 4800e9, 141 * GiB, 132, 1830e6, 1288e6, 1178e6, 794.5e12, 1453.4e12, 4.00,
        ComputeProvenance::measured, "kernels/measured/H200-sweep-*.json, 2026-12-04"},
       {"H800", 989e12, 1979e12, 3350e9, 80 * GiB, 132, 1830e6, 1288e6, 1178e6, 792.1e12, 1402.6e12, 0,
-       ComputeProvenance::carried_over, "H200's measured profile, the same GH100 die at 700 W"},
-      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1856e6, 0, 1745.0e12, 3432.5e12, 5.25,
-       ComputeProvenance::spec_sheet, "the clock its bf16 peak implies",
+       ComputeProvenance::carried_over, "H200's measured clocks, the same GH100 die at 700 W", 0, 0.928},
+      {"B200", 2250e12, 4500e12, 8000e9, 180 * GiB, 148, 1856e6, 1306e6, 1195e6, 1745.0e12, 3432.5e12, 5.25,
+       ComputeProvenance::carried_over, "H200's measured clocks as fractions of the tensor clock",
        9000e12},  // fp4: "fp4 peaks" above
-      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 2062e6, 0, 1822.0e12, 3615.6e12, 4.54,
-       ComputeProvenance::spec_sheet, "the device-reported maximum clock",
+      {"GB200", 2500e12, 5000e12, 8000e9, 186 * GiB, 148, 2062e6, 1451e6, 1327e6, 1822.0e12, 3615.6e12, 4.54,
+       ComputeProvenance::carried_over, "H200's measured clocks as fractions of the tensor clock",
        10000e12},  // fp4: "fp4 peaks" above
-      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1400e6, 0, 781.9e12, 0, 1.70,
-       ComputeProvenance::spec_sheet, "mamf-finder's short-burst best"},
+      {"MI300X", 1307.4e12, 2614.9e12, 5300e9, 192 * GiB, 304, 2100e6, 1143e6, 1027e6, 781.9e12, 0, 1.70,
+       ComputeProvenance::published_sustained, "AMD's Max-Achievable FLOPs, 1 s hipBLASLt runs", 0, 0.832},
   };
   return gpus;
 }
@@ -209,6 +243,8 @@ GpuSpec gpu_from_json(const nlohmann::json& value, const std::string& file, cons
   require_at_most(fields, "achievable_matmul_fp8_tflops", gpu.achievable_matmul_fp8_flops, "peak_fp8_tflops",
                   gpu.peak_fp8_flops);
   gpu.rental_usd_per_gpu_hour = fields.number("rental_usd_per_gpu_hour", 0).value_or(0);
+  gpu.hbm_efficiency = fields.number("hbm_efficiency", 0).value_or(0);
+  if (gpu.hbm_efficiency > 1) fields.fail("hbm_efficiency", "must be at most 1, got " + fields.raw("hbm_efficiency").dump());
   gpu.compute_source = file + ", " + field;
   fields.reject_unknown();
   return gpu;

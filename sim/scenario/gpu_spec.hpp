@@ -49,6 +49,10 @@ struct GpuSpec {
   // cores. A GPU with them has block-scaled tensor cores (Blackwell's), which
   // MXFP8 and NVFP4 training need. fp4 GEMMs run at the fp8 sustained clock.
   double peak_fp4_flops = 0;
+  // The share of hbm_bytes_per_second memory-bound kernels reach (element-wise,
+  // norms, softmax, optimizer; a GEMM's operands and output): docs/gpus.md.
+  // 0: H200's measured copy (RooflineEfficiency::memory in sim/model/cost_model.hpp).
+  double hbm_efficiency = 0;
 };
 
 // The built-in table: A100-80GB, H100-SXM, H200, H800, B200, GB200, MI300X (spec-sheet figures).
