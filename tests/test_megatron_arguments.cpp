@@ -115,7 +115,7 @@ TEST(FromMegatron, TheLlama3ExampleNeedsIgnoreUnknownForWhatIsNotSimulated) {
   EXPECT_THAT(refused.result.err,
               HasSubstr("simtrain: the Megatron-LM arguments: flags that may change the step time and are not simulated: "
                         "--cross-entropy-loss-fusion, --calculate-per-token-loss, --manual-gc, "
-                        "--empty-unused-memory-level, --fp8-param-gather "
+                        "--empty-unused-memory-level "
                         "(--ignore-unknown writes the scenario without them)"));
   const Converted c = from_megatron(args, "H100-SXM", "dgx-h100-superpod", 8, {"--ignore-unknown"});
   ASSERT_EQ(c.result.code, 0) << c.result.err;
@@ -124,9 +124,10 @@ TEST(FromMegatron, TheLlama3ExampleNeedsIgnoreUnknownForWhatIsNotSimulated) {
   EXPECT_THAT(c.result.err, HasSubstr("assumed: --sequence-parallel with TP 1: off, as Megatron-LM turns it off"));
   EXPECT_EQ(c.scenario["model"], json::parse(R"({"hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,
       "num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"hidden_act":"swiglu","norm":"rmsnorm",
-      "linear_bias":false,"position_embedding":"rotary","tie_word_embeddings":false})"));
+      "linear_bias":false,"position_embedding":"rotary","tie_word_embeddings":false,"hidden_dropout":0.0,
+      "attention_dropout":0.0})"));
   EXPECT_EQ(c.scenario["training"], json::parse(R"({"seq_length":8192,"micro_batch_size":1,"global_batch_size":128,
-      "dtype":"fp8","recompute_granularity":"none","flash_attention":true})"));
+      "dtype":"fp8","fp8_param_gather":true,"recompute_granularity":"none","flash_attention":true})"));
   EXPECT_EQ(c.scenario["parallelism"], json::parse(R"({"tensor_model_parallel_size":1,"pipeline_model_parallel_size":1,
       "zero_stage":1,"overlap_grad_reduce":true,"overlap_param_gather":true,"grad_reduce_in_bf16":true})"));
 }
@@ -216,6 +217,24 @@ TEST(FromMegatron, NoAsyncTensorParallelAllReduceTurnsTheOverlapOff) {
   ASSERT_EQ(on.result.code, 0) << on.result.err;
   EXPECT_FALSE(on.scenario["parallelism"].contains("async_tensor_model_parallel_allreduce"));
   EXPECT_TRUE(fixtures::scenario_from(on.scenario).parallel.async_tp_allreduce);
+}
+
+// --hidden-dropout and --attention-dropout set the model's rates (the masks
+// held for the backward, docs/memory.md); --fp8-param-gather keeps the fp8
+// weights only, for fp8 training alone.
+TEST(FromMegatron, DropoutRatesAndFp8ParameterGatherBecomeTheScenariosFields) {
+  const std::string line = "--global-batch-size 16 ";
+  const Converted none = small_model(line + "--hidden-dropout 0.0 --attention-dropout 0");
+  ASSERT_EQ(none.result.code, 0) << none.result.err;
+  EXPECT_EQ(none.scenario["model"]["hidden_dropout"], 0.0);
+  EXPECT_EQ(fixtures::scenario_from(none.scenario).model.attention_dropout, 0.0);
+  const Converted fp8 = small_model(line + "--fp8-format hybrid --fp8-param-gather");
+  ASSERT_EQ(fp8.result.code, 0) << fp8.result.err;
+  EXPECT_TRUE(fixtures::scenario_from(fp8.scenario).training.fp8_param_gather);
+  EXPECT_THAT(small_model(line + "--fp8-param-gather").result.err,
+              HasSubstr("--fp8-param-gather: is for fp8 training: --fp8-format missing"));
+  EXPECT_THAT(small_model(line + "--hidden-dropout 1.5").result.err,
+              HasSubstr("--hidden-dropout: expected a number from 0 to 1, got '1.5'"));
 }
 
 // --tp-comm-overlap (with --sequence-parallel, which Megatron-LM requires)

@@ -31,9 +31,8 @@ const std::vector<std::string> kIgnoredMegatronFlags = {
     "--loss-scale*", "--initial-loss-scale", "--min-loss-scale", "--hysteresis", "--init-method-std", "--seed",
     "--init-model-with-meta-device", "--train-iters", "--train-samples", "--exit-*", "--step-batch-size-schedule",
     "--rampup-batch-size",
-    // numerics that cost the same whatever their value (dropout: simtrain models its masks at any rate; the
-    // rotary frequencies are computed once and cached)
-    "--attention-dropout", "--hidden-dropout", "--rotary-base", "--rotary-percent", "--rope-type", "--use-rope-scaling",
+    // numerics that cost the same whatever their value (the rotary frequencies are computed once and cached)
+    "--rotary-base", "--rotary-percent", "--rope-type", "--use-rope-scaling",
     "--rope-scaling-factor", "--apply-layernorm-1p", "--norm-epsilon", "--fp8-amax-history-len",
     "--fp8-amax-compute-algo", "--fp8-margin",
     // read only by Megatron's own attention (--transformer-impl local, not simulated), not by Transformer Engine's
@@ -55,7 +54,8 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--make-vocab-size-divisible-by", true}, {"--tokenizer-type", true}, {"--vocab-file", true},
     {"--merge-file", true}, {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true},
     {"--bf16", false}, {"--fp16", false}, {"--fp8-format", true}, {"--fp8-recipe", true},
-    {"--fp4-format", true}, {"--fp4-recipe", true},
+    {"--fp4-format", true}, {"--fp4-recipe", true}, {"--fp8-param-gather", false},
+    {"--hidden-dropout", true}, {"--attention-dropout", true},
     {"--recompute-activations", false}, {"--recompute-granularity", true}, {"--recompute-method", true},
     {"--recompute-num-layers", true}, {"--recompute-modules", true}, {"--checkpoint-activations", false},
     {"--activations-checkpoint-method", true}, {"--activations-checkpoint-num-layers", true},
@@ -187,6 +187,16 @@ public:
                                           std::to_string(limits::max_integer) + ", got " + word);
     return number;
   }
+  // A probability: a number from 0 to 1.
+  std::optional<double> fraction(const std::string& flag) const {
+    const std::optional<std::string> value = text(flag);
+    if (!value) return std::nullopt;
+    double number = -1;
+    const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), number);
+    if (error != std::errc() || end != value->data() + value->size() || number < 0 || number > 1)
+      throw InputError(source_, flag, "expected a number from 0 to 1, got '" + *value + "'");
+    return number;
+  }
   int64_t required_integer(const std::string& flag) const {
     if (const std::optional<int64_t> value = integer(flag)) return *value;
     throw InputError(source_, flag, "missing: a scenario needs it");
@@ -315,6 +325,10 @@ void precision(const Arguments& a, nlohmann::ordered_json& training) {
     if (a.has("--fp8-format")) a.refuse("--fp4-format", "--fp8-format given too: Megatron-LM takes one");
     training["dtype"] = "fp4";
   }
+  if (a.has("--fp8-param-gather")) {
+    if (!a.has("--fp8-format")) a.refuse("--fp8-param-gather", "is for fp8 training: --fp8-format missing");
+    training["fp8_param_gather"] = true;
+  }
   if (const auto recipe = a.text("--fp4-recipe")) {
     if (!a.has("--fp4-format")) a.refuse("--fp4-recipe", "is for fp4 training: --fp4-format missing");
     if (*recipe != "nvfp4") a.refuse("--fp4-recipe", "only nvfp4 is simulated");
@@ -401,6 +415,9 @@ nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronClust
   model["linear_bias"] = !a.has("--disable-bias-linear");
   model["position_embedding"] = positions == "rope" ? "rotary" : "learned";
   model["tie_word_embeddings"] = !a.has("--untie-embeddings-and-output-weights");
+  // Megatron-LM's defaults are simtrain's (0.1); the masks are held only where the rate is above 0.
+  if (const auto rate = a.fraction("--hidden-dropout")) model["hidden_dropout"] = *rate;
+  if (const auto rate = a.fraction("--attention-dropout")) model["attention_dropout"] = *rate;
   if (const auto experts = a.integer("--num-experts")) {
     model["num_experts"] = *experts;
     // --moe-layer-freq's dense layers, as Qwen's mlp_only_layers lists them.
