@@ -48,13 +48,11 @@ double clock_after(const RunModel& m, double steps) {
 }
 
 class Run {
-  // A completed save: the steps it holds, when its blocking part ended,
-  // when each copy became readable (never: not made, or abandoned), and
-  // the run's counters then, to go back to.
+  // A completed save: the steps it holds, when each copy became readable
+  // (never: not made, or abandoned), and the run's counters then, to go
+  // back to.
   struct Saved {
     int64_t step = 0;
-    double end = 0;
-    int64_t index = 0;
     std::vector<double> ready_at;  // per copy
     double checkpoint_seconds = 0, persist_seconds = 0, degraded_seconds = 0;
   };
@@ -65,7 +63,7 @@ public:
         limit_(model.wall_limit_seconds > 0 ? model.wall_limit_seconds : never),
         interval_seconds_(model.checkpoint_every_steps * model.step_seconds + checkpoint_write_seconds(model)),
         copies_(copies_of(model)), spares_(model.reliability.spare_nodes) {
-    saved_.push_back({0, 0, 0, std::vector<double>(copies_.size(), 0.0), 0, 0, 0});  // the start: nothing to lose before it
+    saved_.push_back({0, std::vector<double>(copies_.size(), 0.0), 0, 0, 0});  // the start: nothing to lose before it
     scheduled_ = m_.scheduled;
     std::stable_sort(scheduled_.begin(), scheduled_.end(), [](auto& a, auto& b) { return a.first < b.first; });
     next_random_ = draws_.next_after(0);
@@ -165,7 +163,7 @@ private:
   // A completed save: where its copies are and when each is readable.
   void record_save(double blocking_end) {
     ++saves_;
-    Saved saved{committed_, blocking_end, saves_, {}, r_.checkpoint_seconds, r_.persist_seconds, r_.degraded_seconds};
+    Saved saved{committed_, {}, r_.checkpoint_seconds, r_.persist_seconds, r_.degraded_seconds};
     for (const TierCopy& copy : copies_) {
       const bool reached = saves_ % copy.every_saves == 0;
       saved.ready_at.push_back(reached ? blocking_end + copy.ready_seconds : never);
