@@ -38,3 +38,15 @@ TEST(CheckpointInterval, WithoutRandomStopsOnceAtTheEndOrNever) {
   EXPECT_EQ(never.every_steps, 0);
   EXPECT_EQ(never.rule, "no failure can stop the job");
 }
+
+TEST(CheckpointInterval, AnAsyncSavesOptimumIsForItsBlockingPartAndSlowedStepsAtLeastItsCopies) {
+  // Blocking 0.5 s and 1.5 s of slowed steps cost the training 2 s a save: Daly's optimum for 2 s, not for the 30 s copy.
+  const CheckpointInterval async = choose_checkpoint_interval({}, 10, {0.5, 1.5, 30}, 36000, false);
+  EXPECT_EQ(async.every_steps, std::llround(daly_interval_seconds(2, 36000) / 10));
+  EXPECT_EQ(async.rule, "Daly's optimum: 6.3 min of training between checkpoints (a save costs 2.0 s: blocking 0.5 s, "
+                        "slowed steps 1.5 s; MTBF 10.00 h)");
+  // Copies longer than the optimum: one save in flight at a time.
+  const CheckpointInterval bound = choose_checkpoint_interval({}, 10, {0.5, 1.5, 900}, 36000, false);
+  EXPECT_EQ(bound.every_steps, 90);
+  EXPECT_NE(bound.rule.find(", the background copies' 900.0 s: one save in flight at a time"), std::string::npos);
+}

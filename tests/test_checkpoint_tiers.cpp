@@ -2,6 +2,7 @@
 // (max-min on a shared NIC), each mode's phases, incremental saves, restores
 // from the nearest tier that survived, the checkpoint section's fields.
 #include <cmath>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -182,6 +183,17 @@ TEST(CheckpointTimeline, ALostNodeTakesItsHostCopyWithIt) {
   const RunResult late = failing_at(async_by_hand(), 125, Component::node);
   EXPECT_DOUBLE_EQ(late.lost_seconds, 125 - 102);
   expect_wall_is_the_sum_of_its_parts(late);
+}
+
+TEST(CheckpointTimeline, TheTraceShowsSavesPersistsAndRestoresByTier) {
+  std::ostringstream trace;
+  write_run_trace(trace, failing_at(async_by_hand(), 110, Component::gpu));
+  const std::string text = trace.str();
+  EXPECT_NE(text.find(R"("tid":1,"name":"persist","ts":51000000,"dur":20000000,"args":{"detail":"shared storage, step 5"})"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find(R"("name":"checkpoint","ts":50000000,"dur":1000000)"), std::string::npos);
+  EXPECT_NE(text.find("load the checkpoint from shared storage"), std::string::npos);
+  EXPECT_NE(text.find("background checkpoint copies"), std::string::npos);
 }
 
 TEST(CheckpointTimeline, APeerReplicaSurvivesTheLostNode) {
