@@ -189,9 +189,9 @@ std::string to_text(const TrainPlan& plan) {
                               format(" of the checkpoint on average, a restore reads %.2f x it", plan.phases.restore_fraction));
     const PersistInterference& p = plan.interference;
     std::string beside;
-    for (const auto& [name, copy] : {std::pair("shared storage", p.shared), std::pair("peers", p.peers)})
+    for (const auto& [name, copy] : {std::pair("to the shared storage", p.shared), std::pair("to peers", p.peers)})
       if (copy.nic_share > 0)
-        beside += (beside.empty() ? "" : "; ") + std::string(name) + format(" copies %.2f x as long as alone", copy.stretch) +
+        beside += (beside.empty() ? "" : "; ") + "copies " + name + format(" %.2f x as long as alone", copy.stretch) +
                   format(", %.1f %% of the busiest NIC", 100 * copy.nic_share) +
                   format(", step %.4f s", m.step_seconds) + format(" -> %.4f s (replayed)", copy.step_seconds);
     if (!p.note.empty()) beside = p.note;
