@@ -191,7 +191,7 @@ std::string to_text(const TrainPlan& plan) {
     std::string beside;
     for (const auto& [name, copy] : {std::pair("to the shared storage", p.shared), std::pair("to peers", p.peers)})
       if (copy.nic_share > 0)
-        beside += (beside.empty() ? "" : "; ") + "copies " + name + format(" %.2f x as long as alone", copy.stretch) +
+        beside += std::string(beside.empty() ? "" : "; ") + "copies " + name + format(" %.2f x as long as alone", copy.stretch) +
                   format(", %.1f %% of the busiest NIC", 100 * copy.nic_share) +
                   format(", step %.4f s", m.step_seconds) + format(" -> %.4f s (replayed)", copy.step_seconds);
     if (!p.note.empty()) beside = p.note;
