@@ -11,10 +11,10 @@
 
 int main() {
   using namespace simtrain;
-  const double hbm_fraction = RooflineEfficiency{}.memory;
   std::printf("%-10s %-12s %-20s %-8s %6s %6s %11s\n", "GPU", "GEMM", "M x N x K", "tile", "tiles", "waves",
               "efficiency");
   for (const GpuSpec& gpu : builtin_gpus()) {
+    const double hbm_fraction = RooflineEfficiency{}.hbm_fraction(gpu);
     for (const int micro_batch : {1, 2, 4}) {
       const Scenario scenario = load_scenario("gpt3-175b-1024xh100", {"gpu=" + gpu.name, "micro_batch_size=" +
                                                                                           std::to_string(micro_batch)});

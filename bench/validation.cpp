@@ -136,16 +136,18 @@ void parameters() {
   const RooflineEfficiency e;
   std::printf("Parameters (the same for every row):\n");
   std::printf("  cost model: GEMMs by shape (sim/model/gemm_model.hpp: tiles, waves over the SMs, K loop at the "
-              "sustained tensor clock); fused attention %.2f of peak forward, %.2f backward; memory-bound ops %.3f of "
-              "HBM bandwidth; kernels at least %.0f us (sim/model/cost_model.hpp)\n",
-              e.attention_forward, e.attention_backward, e.memory, e.min_kernel_seconds * 1e6);
+              "sustained tensor clock); fused attention %.2f of peak forward, %.2f backward at head_dim 128 and 8K "
+              "tokens, by shape elsewhere (sim/model/attention_efficiency.hpp); memory-bound ops at each GPU's HBM "
+              "efficiency; kernels at least %.0f us (sim/model/cost_model.hpp); collectives beside compute take "
+              "their CTAs' SMs from it (sim/engine/compute_interference.hpp)\n",
+              e.attention_forward, e.attention_backward, e.min_kernel_seconds * 1e6);
   for (const GpuSpec& gpu : builtin_gpus()) {
     const std::string fp8_clock =
         gpu.peak_fp8_flops > 0 ? ", fp8 " + std::to_string(std::lround(sustained_clock_hz(gpu, Dtype::fp8) / 1e6)) : "";
-    std::printf("  %-10s bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s, HBM %.0f GB/s, %d SMs, tensor clock %.0f MHz "
+    std::printf("  %-10s bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s, HBM %.0f GB/s x %.3f, %d SMs, tensor clock %.0f MHz "
                 "(sustained %.0f%s)\n",
                 gpu.name.c_str(), gpu.peak_bf16_flops / 1e12, gpu.peak_fp8_flops / 1e12,
-                gpu.hbm_bytes_per_second / 1e9, gpu.sm_count, gpu.tensor_clock_hz / 1e6,
+                gpu.hbm_bytes_per_second / 1e9, e.hbm_fraction(gpu), gpu.sm_count, gpu.tensor_clock_hz / 1e6,
                 sustained_clock_hz(gpu, Dtype::bf16) / 1e6, fp8_clock.c_str());
     std::printf("  %-10s sustained clock: %s (%s)\n", "", to_string(gpu.compute_provenance).c_str(),
                 gpu.compute_source.c_str());

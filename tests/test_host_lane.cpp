@@ -75,14 +75,14 @@ TEST(HostLane, ReplayedStepIsHostBoundUnlessOneGraphLaunchesTheKernels) {
   const Program p = forwards_on_one_rank(works);
   const std::vector<double> gpu_seconds(works, kernels * run);
   HostModel eager;
-  eager.works.assign(works, HostLaunches{kernels, kernels * launch, 0});
+  eager.works.assign(works, HostWork{kernels, kernels * launch, 0});
   const Timeline host_bound = replay_with_host(p, gpu_seconds, eager);
   EXPECT_NEAR(host_bound.step_seconds, works * kernels * launch + run, 1e-9);
   ASSERT_EQ(host_bound.host_wait_seconds.size(), 1u);
   EXPECT_NEAR(host_bound.host_wait_seconds[0], host_bound.step_seconds - works * kernels * run, 1e-9);
 
   HostModel graph;
-  graph.works.assign(works, HostLaunches{1, 10e-6, 0});
+  graph.works.assign(works, HostWork{1, 10e-6, 0});
   const Timeline gpu_bound = replay_with_host(p, gpu_seconds, graph);
   EXPECT_NEAR(gpu_bound.step_seconds, 10e-6 + works * kernels * run, 1e-9);
 
@@ -99,7 +99,7 @@ TEST(HostLane, TheHostGoesOnAfterASyncOnlyWhenTheGpuHasCaughtUp) {
   const double run = 10e-6, launch = 50e-6, sync = 20e-6;
   HostModel host;
   host.sync_seconds = sync;
-  host.works = {HostLaunches{2, 2 * launch, 1}, HostLaunches{2, 2 * launch, 0}};
+  host.works = {HostWork{2, 2 * launch, 1}, HostWork{2, 2 * launch, 0}};
   const Timeline t = replay_with_host(p, {2 * run, 2 * run}, host);
   const LaunchedWork first = launch_work(0, 0, 2 * run, host.works[0], sync);
   const LaunchedWork second = launch_work(first.host_end, first.gpu_end, 2 * run, host.works[1], sync);

@@ -229,7 +229,10 @@ TEST(ProfiledCostModel, AttentionScalesByFlops) {
   const Op attn{"attn", OpClass::attention, {1, 8, 2048, 64}, 4 * 2147483648.0, 8388608};
   const OpTime t = model().op_time(attn, Dtype::bf16);
   EXPECT_EQ(t.source, TimeSource::scaled);
-  EXPECT_DOUBLE_EQ(t.seconds, 2e-3);
+  // 4x the measured entry's FLOPs, at the efficiency of its own shape over the entry's (attention_efficiency.hpp).
+  const Op measured{"attn", OpClass::attention, {1, 8, 1024, 64}, 2147483648.0, 4194304};
+  const RooflineEfficiency e;
+  EXPECT_DOUBLE_EQ(t.seconds, 4 * 5e-4 * e.attention(h100(), measured) / e.attention(h100(), attn));
 }
 
 TEST(ProfiledCostModel, UnmeasuredOpsAndDtypesFallBackToTheRoofline) {

@@ -486,6 +486,11 @@ TEST(Replay, AsyncTensorParallelAllReducesHideBehindTheBackward) {
 // time shrink, the compute stays, and the split still adds up to the step.
 TEST(Replay, TpCommOverlapTakesTheLayersCollectivesOffTheComputeStream) {
   nlohmann::json doc = fixtures::scenario_json(8, 1, 1, 4, "1f1b");
+  // Layers large enough that the GPU, not the host launching their kernels, sets the pace.
+  doc["model"]["hidden_size"] = 4096;
+  doc["model"]["num_attention_heads"] = 32;
+  doc["model"]["max_position_embeddings"] = 2048;
+  doc["training"]["seq_length"] = 2048;
   doc["parallelism"]["sequence_parallel"] = true;
   const Simulation blocking = simulate(fixtures::scenario_from(doc));
   doc["parallelism"]["tp_comm_overlap"] = true;

@@ -4,7 +4,7 @@
 
 namespace simtrain {
 
-LaunchedWork launch_work(double host_start, double gpu_start, double gpu_seconds, const HostLaunches& launches,
+LaunchedWork launch_work(double host_start, double gpu_start, double gpu_seconds, const HostWork& launches,
                          double sync_seconds) {
   if (launches.kernels <= 0) return {gpu_start + gpu_seconds, host_start};
   const int kernels = launches.kernels;
@@ -18,6 +18,18 @@ LaunchedWork launch_work(double host_start, double gpu_start, double gpu_seconds
     if (s + 1 < stretches) host = std::max(host, gpu) + sync_seconds;
   }
   return {gpu, host};
+}
+
+HostModel host_model(const Program& program, const Scenario& scenario) {
+  HostModel model;
+  for (const Work& work : program.works) model.works.push_back(host_work(work.ops, scenario));
+  // No measurement of an NCCL call's host time was found: the nearest
+  // cited figure, a forward eager op's (docs/host.md).
+  model.communication_launch_seconds = host_launch_seconds().python_forward;
+  // A synchronisation's own latency, beyond waiting for the GPU, is not
+  // counted: no published figure was found (docs/host.md).
+  model.sync_seconds = 0;
+  return model;
 }
 
 }  // namespace simtrain

@@ -5,19 +5,15 @@
 // kernels run shorter than their launches the GPU waits for the host.
 #include <vector>
 
-namespace simtrain {
+#include "sim/model/host_launches.hpp"
+#include "sim/program/program.hpp"
 
-// What a rank's host does for one compute task's work.
-struct HostLaunches {
-  int kernels = 0;             // kernels the work launches
-  double launch_seconds = 0;   // host time to launch them all
-  int syncs = 0;               // host waits for the GPU between them (evenly spread)
-};
+namespace simtrain {
 
 // What the replay simulates of the hosts (ReplayOptions::host); no works:
 // launches cost nothing, the host is not simulated.
 struct HostModel {
-  std::vector<HostLaunches> works;        // by Program work
+  std::vector<HostWork> works;              // by Program work
   double communication_launch_seconds = 0;  // host time of one collective or send (an NCCL call)
   double sync_seconds = 0;                  // one synchronisation's own latency, once the GPU is done
   bool simulated() const { return !works.empty(); }
@@ -34,7 +30,11 @@ struct LaunchedWork {
 // between synchronisations of k kernels of d seconds launched t apart, the
 // GPU ends at max(free + k d, first launch + k d, last launch + d), and a
 // synchronisation returns `sync_seconds` after the GPU is done.
-LaunchedWork launch_work(double host_start, double gpu_start, double gpu_seconds, const HostLaunches& launches,
+LaunchedWork launch_work(double host_start, double gpu_start, double gpu_seconds, const HostWork& launches,
                          double sync_seconds);
+
+// Each work's launches as the scenario's software runs them
+// (sim/model/host_launches.hpp), a collective's as one eager call.
+HostModel host_model(const Program& program, const Scenario& scenario);
 
 }  // namespace simtrain

@@ -249,7 +249,7 @@ private:
   void wait_for_kernels(const Task& task, double gpu_free, double gpu_seconds) {
     wait_for_launch(task);
     if (!options_.host.simulated()) return;
-    const HostLaunches& launches = options_.host.works[task.work];
+    const HostWork& launches = options_.host.works[task.work];
     const LaunchedWork launched =
         launch_work(launched_at_[task.id], gpu_free, gpu_seconds, launches, options_.host.sync_seconds);
     if (launches.syncs > 0) {
