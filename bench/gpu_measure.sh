@@ -265,12 +265,22 @@ if [[ $mode == gpu ]]; then
   else
     skip attention-sdpa "no database, or no python3 with PyTorch: attention keeps the own kernel's times, which overstate it"
   fi
+  # The host that launches the kernels (docs/host.md): launch costs, and one MoE layer as Megatron-Core runs it.
+  if env -u LD_LIBRARY_PATH python3 -c 'import torch' 2>/dev/null; then
+    step launch-rate 10 env -u LD_LIBRARY_PATH python3 bench/launch_rate_probe.py --json "$out_dir/launch-rate.json"
+    step moe-layer-host 30 env -u LD_LIBRARY_PATH python3 bench/moe_layer_host.py --count-kernels \
+        --json "$out_dir/moe-layer-host.json"
+  else
+    skip launch-rate "no python3 with PyTorch"
+  fi
   if [[ -f $profile ]]; then
     step roofline-accuracy 1 bash -c "set -o pipefail; '$bin/simtrain_bench_roofline_accuracy' '$profile' | tee '$out_dir/roofline-accuracy.txt'"
   else
     skip roofline-accuracy "no database"
   fi
 elif [[ $mode == dry-run ]]; then
+  step launch-rate-plan 1 python3 bench/launch_rate_probe.py --dry-run
+  step moe-layer-host-plan 1 python3 bench/moe_layer_host.py --dry-run
   # The plan is the profile's CPU half: every scenario's ops, built without a GPU.
   if have kernels/simtrain-profile; then
     step profile-plan 1 bash -c "set -o pipefail; '$bin/kernels/simtrain-profile' $(printf "'%s' " "${profiled_scenarios[@]}") --sweep --list | tail -1"

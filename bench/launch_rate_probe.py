@@ -24,6 +24,8 @@ import statistics
 import sys
 import time
 
+from cuda_torch import cuda_torch
+
 REPETITIONS = 7
 
 
@@ -147,13 +149,8 @@ def main():
         for name, what in plan(args.launches):
             print(f"{name:16s} {what}")
         return 0
-    try:
-        import torch
-    except ImportError:
-        print("launch_rate_probe.py: PyTorch is not installed (pip install torch); --dry-run needs none", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("launch_rate_probe.py: no CUDA device visible to PyTorch", file=sys.stderr)
+    torch = cuda_torch("launch_rate_probe.py")
+    if torch is None:
         return 2
     results = measure(torch, args.launches)
     report = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "seconds_per_launch": {}}

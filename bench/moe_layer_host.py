@@ -30,6 +30,8 @@ import statistics
 import sys
 import time
 
+from cuda_torch import cuda_torch
+
 REPETITIONS = 10
 
 
@@ -203,13 +205,8 @@ def main():
         for number, step in enumerate(plan(args), 1):
             print(f"{number}. {step}")
         return 0
-    try:
-        import torch
-    except ImportError:
-        print("moe_layer_host.py: PyTorch is not installed (pip install torch); --dry-run needs none", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("moe_layer_host.py: no CUDA device visible to PyTorch", file=sys.stderr)
+    torch = cuda_torch("moe_layer_host.py")
+    if torch is None:
         return 2
     if args.fused:
         try:
