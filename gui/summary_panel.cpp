@@ -44,6 +44,7 @@ const std::vector<Figure>& figure_rows() {
       {"TFLOP/s per GPU", Unit::tflops, false, simulated(&StepReport::model_tflops_per_gpu)},
       {"MFU", Unit::fraction, false, simulated(&StepReport::mfu)},
       {"pipeline bubble", Unit::fraction, true, [](const StepResult& s) { return std::optional(s.report.bubble_fraction); }},
+      {"GPU waiting for host", Unit::seconds, true, [](const StepResult& s) { return s.report.host_wait_seconds; }},
       {"exposed TP comm", Unit::seconds, true, timed(&TimeSplit::exposed_tp_seconds)},
       {"exposed EP comm", Unit::seconds, true, timed(&TimeSplit::exposed_ep_seconds)},
       {"exposed CP comm", Unit::seconds, true, timed(&TimeSplit::exposed_cp_seconds)},
