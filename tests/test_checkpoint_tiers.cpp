@@ -40,9 +40,10 @@ CheckpointCost cost_by_hand() {
   return cost;
 }
 
-// 10 s steps, a save every 5; the blocking part 1 s, the host copy read in
-// 2 s, the shared storage's copy readable 20 s after the blocking part and
-// read in 50 s. Saves end their blocking part at 51 s, 102 s, 153 s ...
+// 10 s steps, a save every 5; the blocking part 1 s, the host copy (kept
+// outside the training processes, as in-memory saves keep it) read in 2 s,
+// the shared storage's copy readable 20 s after the blocking part and read
+// in 50 s. Saves end their blocking part at 51 s, 102 s, 153 s ...
 RunModel async_by_hand() {
   RunModel m;
   m.step_seconds = m.degraded_step_seconds = 10;
@@ -114,9 +115,9 @@ TEST(SavePhases, EachModeBlocksForItsOwnPart) {
   c.mode = CheckpointMode::async;
   const SavePhases async = save_phases(c, cost, 1, 1.5, 3);
   EXPECT_DOUBLE_EQ(async.blocking_seconds, 1);
-  ASSERT_EQ(async.copies.size(), 2u);
-  EXPECT_EQ(async.copies[0].tier, Tier::host_memory);
-  EXPECT_DOUBLE_EQ(async.copies[1].ready_seconds, 45);  // 30 s alone, 1.5 x beside the steps
+  ASSERT_EQ(async.copies.size(), 1u);  // the host copy is a staging buffer no restart can read
+  EXPECT_EQ(async.copies[0].tier, Tier::shared);
+  EXPECT_DOUBLE_EQ(async.copies[0].ready_seconds, 45);  // 30 s alone, 1.5 x beside the steps
   EXPECT_DOUBLE_EQ(async.shared_seconds_per_save, 45);
   EXPECT_DOUBLE_EQ(async.peer_seconds_per_save, 0);
 
@@ -125,6 +126,7 @@ TEST(SavePhases, EachModeBlocksForItsOwnPart) {
   c.persist_every = 4;
   const SavePhases in_memory = save_phases(c, cost, 1);
   ASSERT_EQ(in_memory.copies.size(), 3u);
+  EXPECT_EQ(in_memory.copies[0].tier, Tier::host_memory);  // held by an agent outside the training processes
   EXPECT_EQ(in_memory.copies[1].tier, Tier::peer_memory);
   EXPECT_DOUBLE_EQ(in_memory.copies[1].ready_seconds, 5);
   EXPECT_DOUBLE_EQ(in_memory.copies[2].ready_seconds, 35);  // after the peer copies

@@ -41,8 +41,12 @@ SavePhases save_phases(const CheckpointConfig& c, const CheckpointCost& cost, in
     return p;
   }
   // Async and in-memory: training waits for the copy into host memory only.
+  // An async save's host copy is its staging buffer inside the training
+  // processes (PyTorch DCP's CPU buffers): any restart loses it. In-memory
+  // saves keep it in an agent outside them (Gemini; DLRover's flash
+  // checkpoint, in shared memory), which a restart on the same node reads.
   p.blocking_seconds = cost.host_memory.write_seconds;
-  p.copies.push_back({Tier::host_memory, 0, cost.host_memory.read_seconds, 1});
+  if (c.mode == CheckpointMode::in_memory) p.copies.push_back({Tier::host_memory, 0, cost.host_memory.read_seconds, 1});
   double peers = 0;  // the background network copies, one after the other
   if (c.mode == CheckpointMode::in_memory) {
     peers = cost.peer_memory.write_seconds * peer_stretch;
