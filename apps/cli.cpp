@@ -52,7 +52,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   ScenarioArguments simulate_args;
   simulate_args.add_to(*simulate_command, true);
   std::string trace_path, report_path, algorithm = "auto", trace_ranks_text = "representatives";
-  bool free_communication = false, full_replay = false, quiet = false;
+  bool free_communication = false, free_launches = false, full_replay = false, quiet = false;
   auto* trace_option = simulate_command->add_option(
       "--trace", trace_path,
       "write a Chrome trace (Perfetto, chrome://tracing), gzip-compressed if it ends in .gz; - for standard output");
@@ -66,6 +66,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->check(CLI::IsMember({"auto", "ring", "tree"}));
   simulate_command->add_flag("--free-communication", free_communication,
                              "communication takes no time (to see compute and bubbles alone)");
+  simulate_command->add_flag("--free-launches", free_launches,
+                             "the hosts launch kernels at no cost (what CUDA graphs over the whole step come near)");
   simulate_command->add_flag("--full-replay", full_replay,
                              "simulate every data-parallel replica, not one per class of equivalent ones (slower; "
                              "for checking the reduction)");
@@ -184,6 +186,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       const TraceRanks trace_ranks = parse_trace_ranks(trace_ranks_text);
       ReplayOptions options;
       options.free_communication = free_communication;
+      options.free_launches = free_launches;
       options.full_replay = full_replay;
       options.allreduce_algorithm = parse_allreduce_algorithm(algorithm);
       ProgressLine progress(err, progress_wanted(quiet));

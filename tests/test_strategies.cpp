@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "sim/base/input_error.hpp"
+#include "sim/engine/compute_interference.hpp"
 #include "sim/engine/replay.hpp"
 #include "sim/engine/simulate.hpp"
 #include "sim/model/partition.hpp"
@@ -198,8 +199,11 @@ TEST(Compression, DividesDataParallelBytesAndAddsTheStatedCompute) {
       EXPECT_EQ(t.stream, Stream::compute);
       codec_seconds += sim.timeline.tasks[t.id].end - sim.timeline.tasks[t.id].start;
     }
-  // Each way, every byte of uncompressed gradient costs 2 ms per GB.
-  EXPECT_NEAR(codec_seconds, 2 * dp_bytes(reference, 0) * 2e-3 / 1e9, 1e-9);
+  // Each way, every byte of uncompressed gradient costs 2 ms per GB, slower
+  // only while an earlier bucket's reduction takes NCCL's SMs beside it.
+  const double stated = 2 * dp_bytes(reference, 0) * 2e-3 / 1e9;
+  EXPECT_GE(codec_seconds, stated * (1 - 1e-9));
+  EXPECT_LE(codec_seconds, stated / (1 - compute_interference(s).nccl_sm_share));
   // Decompression follows its reduction, the optimizer follows every decompression.
   const Task optimizer = tasks_of(p, 0, TaskKind::OPT).front();
   for (const Task& t : decompress) {

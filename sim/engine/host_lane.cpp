@@ -6,7 +6,7 @@ namespace simtrain {
 
 LaunchedWork launch_work(double host_start, double gpu_start, double gpu_seconds, const HostWork& launches,
                          double sync_seconds) {
-  if (launches.kernels <= 0) return {gpu_start + gpu_seconds, host_start};
+  if (launches.kernels <= 0) return {std::max(host_start, gpu_start) + gpu_seconds, host_start};
   const int kernels = launches.kernels;
   const int stretches = std::min(launches.syncs, kernels - 1) + 1;  // a sync sits between two kernels
   const double launch = launches.launch_seconds / kernels, run = gpu_seconds / kernels;

@@ -37,6 +37,9 @@ struct FailureEvent {
 
 struct ReplayOptions {
   bool free_communication = false;  // communication takes no time (dependencies still hold)
+  // simulate(): the hosts launch every kernel at no cost (leaves `host` unset),
+  // what CUDA graphs over the whole step would come near.
+  bool free_launches = false;
   // Run every data-parallel replica, not one per class of equivalent replicas
   // (sim/engine/replica_classes.hpp): slower, for checking the reduction.
   bool full_replay = false;

@@ -90,7 +90,7 @@ Simulation simulate(const Scenario& scenario, const ReplayOptions& options, Sens
   if (cluster_options.gpu_speed_factors.empty()) cluster_options.gpu_speed_factors = h.gpu_speed_factors;
   cluster_options.link_bandwidth_factors.insert(h.link_bandwidth_factors.begin(), h.link_bandwidth_factors.end());
   cluster_options.interference = compute_interference(scenario);
-  cluster_options.host = host_model(sim.program, scenario);
+  if (!options.free_launches) cluster_options.host = host_model(sim.program, scenario);
   check_link_names(fabric, cluster_options, scenario.source);
   phase("timing the work");
   const std::vector<double> work_seconds = work_durations(sim.program, cost_model, scenario.training.dtype);

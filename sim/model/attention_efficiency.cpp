@@ -74,6 +74,7 @@ double attention_wide_head_factor(bool backward, int64_t head_dim) {
 }
 
 double attention_wave_factor(int64_t tiles, int sm_count) {
+  if (sm_count <= 0) return 1;  // a GPU given without its SMs: no waves to count
   return double(tiles) / double(ceil_div(tiles, sm_count) * sm_count);
 }
 

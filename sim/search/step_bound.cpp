@@ -5,6 +5,7 @@
 
 #include "sim/network/collective_plan.hpp"
 #include "sim/engine/platform_file.hpp"
+#include "sim/model/host_launches.hpp"
 #include "sim/network/fabric.hpp"
 #include "sim/scenario/rank_layout.hpp"
 
@@ -42,6 +43,8 @@ public:
         x.forward += count * pass_seconds(unit->forward);
         x.backward += count * (pass_seconds(unit->backward_input) + pass_seconds(unit->backward_weight));
         x.recompute += count * pass_seconds(unit->recompute);
+        for (const Pass* pass : {&unit->forward, &unit->backward_input, &unit->backward_weight, &unit->recompute})
+          x.launch += count * host_work(pass->ops, s).launch_seconds;
         x.gradient_bytes += count * unit->parameters * w.grad_bytes_per_parameter;
         x.first_unit_gradient_bytes = units(stage).front().first->parameters * w.grad_bytes_per_parameter;
       }
@@ -61,10 +64,11 @@ public:
         warmup += stage_[j].forward + send_seconds(j, j + 1);
         cooldown += stage_[j].backward + (j > 0 ? send_seconds(j, j - 1) : 0);
       }
-      double per_micro_batch = 0, gradient_bytes = 0, last_bucket_bytes = 0;
+      double per_micro_batch = 0, launch_per_micro_batch = 0, gradient_bytes = 0, last_bucket_bytes = 0;
       for (int stage = pp; stage < stages_; stage += p_) {
         const Passes& x = stage_[stage];
         per_micro_batch += x.forward + x.backward + x.recompute;
+        launch_per_micro_batch += x.launch;
         if (stage + 1 < stages_) per_micro_batch += send_seconds(stage, stage + 1);
         if (stage > 0) per_micro_batch += send_seconds(stage, stage - 1);
         gradient_bytes += x.gradient_bytes;
@@ -75,6 +79,8 @@ public:
                           codec_seconds(gradient_bytes) + optimizer_seconds(gradient_bytes) + gather_seconds(pp, gradient_bytes);
       const bool chained_backward = s_.parallel.schedule != ScheduleKind::zb_h1;
       bound = std::max(bound, warmup + compute + std::max(tail, chained_backward ? cooldown : 0.0));
+      // The rank's host launches every pass's kernels one after another.
+      bound = std::max(bound, static_cast<double>(s_.micro_batches()) * launch_per_micro_batch);
     }
     return bound;
   }
@@ -82,6 +88,7 @@ public:
 private:
   struct Passes {
     double forward = 0, backward = 0, recompute = 0;  // one micro-batch, TP collectives included
+    double launch = 0;  // the host's time to launch one micro-batch's kernels (sim/model/host_launches.hpp)
     double gradient_bytes = 0, first_unit_gradient_bytes = 0;
   };
 

@@ -6,7 +6,8 @@
 // compute stream; the first micro-batch reaches a stage only after the
 // stages before it; the gradients' reduction (at its links' bandwidth), the
 // optimizer and ZeRO's gather follow the last backward, as does the last
-// backward's way back to stage 0.
+// backward's way back to stage 0; and the rank's host launches every
+// kernel of its passes one after another.
 #include "sim/model/cost_model.hpp"
 #include "sim/model/workload.hpp"
 #include "sim/scenario/scenario.hpp"
