@@ -147,6 +147,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                           "those measured while Llama 3 405B trained");
   train_command->add_flag("--ignore-memory", train_request.ignore_memory,
                           "price the job even if it does not fit in its GPUs' memory");
+  train_command->add_flag("--checkpoint-policies", train_request.checkpoint_policies,
+                          "also rank checkpoint policies (mode x interval x tiers) by goodput and cost");
   train_command->add_option("--trace", run_trace_path,
                             "write the first run's timeline as a Chrome trace (.gz: compressed); - for standard output");
   train_command->add_option("--report", run_report_path, "write the figures as JSON; - for standard output");
