@@ -192,7 +192,13 @@ private slots:
     const std::vector<Span>& waiting = model_->idle_spans(2);
     QVERIFY(!waiting.empty());
     QCOMPARE(waiting.front().start_seconds, 0.0);
-    const double t = waiting.front().end_seconds / 3;
+    const RankTaskIds rank0 = model_->program().rank_tasks(0);
+    const auto first_forward = std::find_if(rank0.begin(), rank0.end(), [&](int id) {
+      return model_->program().tasks[id].kind == TaskKind::F;
+    });
+    QVERIFY(first_forward != rank0.end());
+    const double t = (model_->timing(*first_forward).start + model_->timing(*first_forward).end) / 2;
+    QVERIFY(t < waiting.front().end_seconds);
     const QImage image = timeline_->viewport()->grab().toImage();
     const QColor shaded = pixel_at(image, t, 2);
     QVERIFY2(shaded == idle_color() || shaded == QColor(196, 196, 196), qPrintable(shaded.name()));

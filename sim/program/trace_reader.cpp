@@ -139,8 +139,11 @@ public:
     p.recorded_names.resize(n);
     step.timeline.tasks.resize(n);
     std::vector<bool> seen(n, false);
-    double first_start = recorded_.front().timing.start;  // live traces count from an arbitrary epoch
+    // Live traces count from an arbitrary epoch; a simulated one from the
+    // step's start (its first task may start later: after its host's first launch).
+    double first_start = recorded_.front().timing.start;
     for (const Recorded& r : recorded_) first_start = std::min(first_start, r.timing.start);
+    if (is_simulated(document)) first_start = std::min(first_start, 0.0);
     for (Recorded& r : recorded_) {
       const int id = r.task.id;
       const std::string field = "traceEvents[" + std::to_string(r.index) + "].args.id";
@@ -195,6 +198,12 @@ private:
 
   // A trace of some ranks only (--trace-ranks) lacks the tasks of the others,
   // which the report's splits, `compare` and the GUI's rows all need.
+  static bool is_simulated(const nlohmann::json& document) {
+    if (!document.is_object() || !document.contains("otherData") || !document["otherData"].is_object()) return false;
+    const nlohmann::json& other = document["otherData"];
+    return other.contains("source") && other["source"] == "simulation";
+  }
+
   void refuse_some_ranks(const nlohmann::json& document) const {
     if (!document.is_object() || !document.contains("otherData") || !document["otherData"].is_object()) return;
     const nlohmann::json& other = document["otherData"];
