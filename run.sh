@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 packages=(build-essential cmake ninja-build pkg-config ccache
           libsimgrid-dev nlohmann-json3-dev libcli11-dev libgtest-dev libssl-dev
           qt6-base-dev qt6-svg-dev libopenmpi-dev openmpi-bin libopenblas-dev zlib1g-dev
-          libprotobuf-dev protobuf-compiler libgoogle-perftools-dev)
+          libprotobuf-dev protobuf-compiler libgoogle-perftools-dev python3)
 
 install_packages() {
   local missing=()
