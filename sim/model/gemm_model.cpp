@@ -47,13 +47,18 @@ double gemm_bytes(GemmShape shape, Dtype dtype) {
   return elements * dtype_bytes(dtype);
 }
 
+double peak_flops(const GpuSpec& gpu, Dtype dtype) {
+  if (dtype == Dtype::fp4 && gpu.peak_fp4_flops > 0) return gpu.peak_fp4_flops;
+  if (dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0) return gpu.peak_fp8_flops;
+  return gpu.peak_bf16_flops;
+}
+
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
                    std::span<const GemmTile> tiles) {
   const bool fp4 = dtype == Dtype::fp4 && gpu.peak_fp4_flops > 0;
   const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
-  const double peak_flops = fp4 ? gpu.peak_fp4_flops : fp8 ? gpu.peak_fp8_flops : gpu.peak_bf16_flops;
   const double clock_hz = sustained_clock_hz(gpu, fp4 || fp8 ? Dtype::fp8 : Dtype::bf16);
-  const double sm_flops = peak_flops * (clock_hz / gpu.tensor_clock_hz) / gpu.sm_count;
+  const double sm_flops = peak_flops(gpu, dtype) * (clock_hz / gpu.tensor_clock_hz) / gpu.sm_count;
   const double hbm_bytes_per_second = gpu.hbm_bytes_per_second * hbm_fraction;
   const double prologue_seconds = kMemoryLatencyCycles / clock_hz;
 

@@ -56,6 +56,10 @@ GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtyp
 // its data type (fp8's where the GPU has fp8 tensor cores and states one).
 double sustained_clock_hz(const GpuSpec& gpu, Dtype dtype);
 
+// The dense tensor-core peak of a data type on the GPU: its fp8 or fp4 peak
+// where it has one, else the bf16 peak (fp16 runs at it).
+double peak_flops(const GpuSpec& gpu, Dtype dtype);
+
 // Operands and output at the dtype's element size: (MK + KN + MN) x bytes.
 double gemm_bytes(GemmShape shape, Dtype dtype);
 

@@ -196,19 +196,23 @@ private:
     std::vector<double> op_seconds;
   };
 
-  // A trace of some ranks only (--trace-ranks) lacks the tasks of the others,
-  // which the report's splits, `compare` and the GUI's rows all need.
-  static bool is_simulated(const nlohmann::json& document) {
-    if (!document.is_object() || !document.contains("otherData") || !document["otherData"].is_object()) return false;
-    const nlohmann::json& other = document["otherData"];
-    return other.contains("source") && other["source"] == "simulation";
+  // The trace's otherData object, or null.
+  static const nlohmann::json* other_data_of(const nlohmann::json& document) {
+    if (!document.is_object() || !document.contains("otherData") || !document["otherData"].is_object()) return nullptr;
+    return &document["otherData"];
   }
 
+  static bool is_simulated(const nlohmann::json& document) {
+    const nlohmann::json* other = other_data_of(document);
+    return other && other->contains("source") && (*other)["source"] == "simulation";
+  }
+
+  // A trace of some ranks only (--trace-ranks) lacks the tasks of the others,
+  // which the report's splits, `compare` and the GUI's rows all need.
   void refuse_some_ranks(const nlohmann::json& document) const {
-    if (!document.is_object() || !document.contains("otherData") || !document["otherData"].is_object()) return;
-    const nlohmann::json& other = document["otherData"];
-    if (!other.contains("shown_ranks")) return;
-    const nlohmann::json& shown = other["shown_ranks"];
+    const nlohmann::json* other = other_data_of(document);
+    if (!other || !other->contains("shown_ranks")) return;
+    const nlohmann::json& shown = (*other)["shown_ranks"];
     throw InputError(source_, "otherData.shown_ranks",
                      "the trace shows " + (shown.is_array() ? std::to_string(shown.size()) + " ranks" : "some ranks") +
                          " of the job only (simtrain simulate --trace-ranks); reading a trace back needs every rank: "

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/base/text_format.hpp"
+#include "sim/model/gemm_model.hpp"
 #include "sim/step/scenario_summary.hpp"
 
 namespace simtrain {
@@ -188,9 +189,7 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   r.configuration = s.document;
   add_replay_figures(r, program, timeline);
   const double gpus = program.world_size;
-  const double peak = s.training.dtype == Dtype::fp8   ? s.cluster.gpu.peak_fp8_flops
-                      : s.training.dtype == Dtype::fp4 ? s.cluster.gpu.peak_fp4_flops
-                                                       : s.cluster.gpu.peak_bf16_flops;
+  const double peak = peak_flops(s.cluster.gpu, s.training.dtype);
   r.tokens_per_second = w.tokens_per_step / r.step_seconds;
   r.model_tflops_per_gpu = w.model_flops_per_step / r.step_seconds / gpus / 1e12;
   r.hardware_tflops_per_gpu = w.hardware_flops_per_step / r.step_seconds / gpus / 1e12;
