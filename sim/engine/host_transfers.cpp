@@ -43,7 +43,10 @@ std::vector<sg4::CommPtr> HostTransfers::start(const std::vector<HostTransfer>& 
     auto inbox = inbox_.find(t.to);
     if (inbox == inbox_.end()) throw std::logic_error("a transfer to a host without a receiver: " + t.to->get_name());
     if (sg4::this_actor::get_host() != t.from) sg4::this_actor::set_host(t.from);
-    comms.push_back(inbox->second->put_async(&payload, t.bytes));
+    sg4::CommPtr comm = inbox->second->put_init(&payload, t.bytes);
+    if (t.max_bytes_per_second > 0) comm->set_rate(t.max_bytes_per_second);
+    comm->start();
+    comms.push_back(comm);
   }
   if (sg4::this_actor::get_host() != home) sg4::this_actor::set_host(home);
   return comms;

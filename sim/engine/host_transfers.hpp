@@ -19,6 +19,7 @@ struct HostTransfer {
   simgrid::s4u::Host* from = nullptr;
   simgrid::s4u::Host* to = nullptr;
   uint64_t bytes = 0;
+  double max_bytes_per_second = 0;  // the sender's bound on its rate (Flow's); 0: the links' alone
 };
 
 class HostTransfers {

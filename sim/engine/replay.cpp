@@ -344,7 +344,8 @@ private:
     std::vector<HostTransfer> transfers;
     for (uint32_t f = comm.first_flow; f < comm.first_flow + comm.flow_count; ++f) {
       const auto& [src, dst] = platform_.route_hosts[route_of_flow_[f]];
-      transfers.push_back({src, dst, static_cast<uint64_t>(flows_.all()[f].bytes)});
+      const Flow& flow = flows_.all()[f];
+      transfers.push_back({src, dst, static_cast<uint64_t>(flow.bytes), flow.max_bytes_per_second});
     }
     const std::vector<sg4::CommPtr> comms = transfers_->start(transfers);
     flows_sent_ += comms.size();
@@ -367,7 +368,9 @@ private:
   // the slowest lane's flows do.
   void run_collective(const Task& task) {
     if (options_.free_communication) return;
-    const OccupiedSms occupied(options_.interference.sm_share(task));
+    // Gloo's all-reduce runs on the hosts (copies and CPU sums): it takes no SMs.
+    const bool on_host = prog_.groups[task.group].allreduce_algorithm == Algorithm::gloo_ring;
+    const OccupiedSms occupied(on_host ? 0 : options_.interference.sm_share(task));
     const LaneComm& comm = *flows_.comm(task.id);
     if (comm.closed_form) {
       sg4::this_actor::sleep_for(comm.closed_form->seconds);

@@ -11,6 +11,7 @@ std::string to_string(Algorithm algorithm) {
     case Algorithm::ring: return "ring";
     case Algorithm::tree: return "tree";
     case Algorithm::pairwise: return "pairwise";
+    case Algorithm::gloo_ring: return "gloo_ring";
   }
   return "unknown";
 }
@@ -32,6 +33,7 @@ CollectivePlan plan_collective(TaskKind kind, const std::vector<int>& ranks, dou
   if (ranks.size() < 2) return {};
   if (kind == TaskKind::ALLTOALL) return alltoall_plan(ranks, bytes, count, fabric);
   if (kind == TaskKind::ALLREDUCE && algorithm == Algorithm::tree) return tree_plan(ranks, bytes, count, fabric);
+  if (kind == TaskKind::ALLREDUCE && algorithm == Algorithm::gloo_ring) return gloo_ring_plan(ranks, bytes, count, fabric);
   return ring_plan(kind, ranks, bytes, count, fabric);
 }
 
@@ -46,6 +48,8 @@ double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric) {
   double seconds = 0;
   for (const auto& [link, bytes] : link_loads(plan, fabric))
     seconds = std::max(seconds, bytes / fabric.links()[link].bytes_per_second);
+  for (const Flow& f : plan.flows)
+    if (f.max_bytes_per_second > 0) seconds = std::max(seconds, f.bytes / f.max_bytes_per_second);
   return seconds + plan.latency_seconds;
 }
 

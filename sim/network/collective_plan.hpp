@@ -10,12 +10,16 @@
 #include "sim/model/task_kind.hpp"
 #include "sim/network/collective_algorithm.hpp"
 #include "sim/network/fabric.hpp"
+#include "sim/network/gloo_host_path.hpp"
 
 namespace simtrain {
 
 struct Flow {
   int src = 0, dst = 0;  // ranks (one GPU each)
   double bytes = 0;
+  // The most the flow's sender moves per second whatever the links leave it
+  // (one TCP connection under Gloo); 0: no bound but the links'.
+  double max_bytes_per_second = 0;
 };
 
 struct CollectivePlan {
@@ -46,15 +50,19 @@ CollectivePlan parameter_server_plan(TaskKind kind, const std::vector<int>& work
 std::vector<std::pair<int, double>> link_loads(const CollectivePlan& plan, const Fabric& fabric);
 
 // Time of a plan when its flows share links only with each other: the most
-// loaded link's bytes over its bandwidth, plus the latency.
+// loaded link's bytes over its bandwidth (or a bounded flow's bytes over its
+// bound, where longer), plus the latency.
 double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric);
 
 // The algorithms, one file each (ring_collective.cpp, tree_collective.cpp,
-// alltoall_collective.cpp, parameter_server_collective.cpp), over the
-// declarations above.
+// alltoall_collective.cpp, parameter_server_collective.cpp,
+// gloo_collective.cpp), over the declarations above.
 CollectivePlan ring_plan(TaskKind kind, const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
 CollectivePlan tree_plan(const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
 CollectivePlan alltoall_plan(const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric);
+// An all-reduce under the gloo backend (gloo_host_path.hpp).
+CollectivePlan gloo_ring_plan(const std::vector<int>& ranks, double bytes, int count, const Fabric& fabric,
+                              const GlooHostPath& host = {});
 // One step's latency: the slowest route among `flows`.
 double max_hop_latency(const std::vector<Flow>& flows, const Fabric& fabric);
 

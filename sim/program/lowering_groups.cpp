@@ -61,6 +61,7 @@ private:
         group.servers = servers_;
         if (sync == DpSync::ring) group.allreduce_algorithm = Algorithm::ring;
         if (sync == DpSync::tree) group.allreduce_algorithm = Algorithm::tree;
+        if (s_.cluster.communication_backend == CommunicationBackend::gloo) group.allreduce_algorithm = Algorithm::gloo_ring;
       }
   }
 
@@ -78,7 +79,9 @@ private:
         for (int e = 0; e < ep; ++e) {
           std::vector<int> ranks;
           for (int block = 0; block < expert_data; ++block) ranks.push_back(layout_.rank(tp, block * ep + e, pp));
-          add(g_.expert_dp, CommDim::dp, "edp", ranks);
+          Group& group = add(g_.expert_dp, CommDim::dp, "edp", ranks);
+          if (s_.cluster.communication_backend == CommunicationBackend::gloo)
+            group.allreduce_algorithm = Algorithm::gloo_ring;
         }
       }
     }

@@ -122,7 +122,8 @@ const std::vector<std::string> parallelism_keys = {
     "moe_token_dispatcher_type", "overlap_moe_expert_parallel_comm", "context_parallel_size", "cp_comm_type",
     "hierarchical_context_parallel_sizes"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
-                                               "link_bandwidth_factors", "price_per_gpu_hour", "memory_reserve_GiB"};
+                                               "link_bandwidth_factors", "price_per_gpu_hour", "memory_reserve_GiB",
+                                               "communication_backend", "gpu_vendors"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
                                                  "parallelism", "cluster",     "reliability", "checkpoint"};
 
@@ -603,6 +604,11 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
                                  " GPUs, got " + std::to_string(s.cluster.num_gpus));
   check_consistency(s, source);
   s.cluster.heterogeneity = parse_heterogeneity(cluster, s.cluster.num_gpus);  // sized by the checked GPU count
+  s.cluster.communication_backend =
+      cluster.choice("communication_backend", {"nccl", "gloo"}).value_or("nccl") == "gloo" ? CommunicationBackend::gloo
+                                                                                          : CommunicationBackend::nccl;
+  s.cluster.gpu_vendors = parse_gpu_vendors(cluster, s.cluster.gpu, s.cluster.num_gpus);
+  check_communication_backend(s);
   const std::optional<double> price = cluster.number("price_per_gpu_hour");
   s.cluster.default_price = !price && s.cluster.gpu.rental_usd_per_gpu_hour > 0;
   s.cluster.price_per_gpu_hour = price.value_or(s.cluster.gpu.rental_usd_per_gpu_hour);

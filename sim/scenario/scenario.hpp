@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/scenario/communication_backend.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/scenario/heterogeneity.hpp"
 #include "sim/scenario/model_config.hpp"
@@ -192,6 +193,10 @@ struct ClusterConfig {
   Topology topology;
   std::string kernel_profile;  // kernel-profile database (resolved path); empty: built-in for the GPU, else roofline
   Heterogeneity heterogeneity;
+  // The data-parallel gradient reductions' library (cluster.communication_backend)
+  // and each rank's GPU vendor where the cluster mixes them (cluster.gpu_vendors; empty: all cluster.gpu's).
+  CommunicationBackend communication_backend = CommunicationBackend::nccl;
+  std::vector<std::string> gpu_vendors;
   // USD, for cost figures: cluster.price_per_gpu_hour, else the GPU's rental
   // price (GpuSpec::rental_usd_per_gpu_hour; default_price says so), else 0.
   double price_per_gpu_hour = 0;
