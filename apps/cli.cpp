@@ -260,7 +260,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       // The grid needs only the schedule, not the Program (millions of tasks on large clusters).
       outputs.write({{"--out", [&](std::ostream& o) {
                         if (schedule_grid) {
-                          o << format_pipeline_grid(pipeline_schedule(scenario));
+                          o << format_pipeline_grid(pipeline_stages(scenario), pipeline_schedule(scenario));
                           return;
                         }
                         progress.show("schedule: building the Program");

@@ -111,7 +111,8 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   add_integer(parallel, tr("data parallel (DP)"), "/parallelism/data_parallel_size", 0, 1 << 20, tr("auto"));
   add_integer(parallel, tr("layers per virtual stage"), "/parallelism/num_layers_per_virtual_pipeline_stage", 0,
               1 << 16, tr("none"));
-  add_choice(parallel, tr("schedule"), "/parallelism/schedule", {"gpipe", "1f1b", "interleaved_1f1b", "zb_h1"},
+  add_choice(parallel, tr("schedule"), "/parallelism/schedule",
+             {"gpipe", "1f1b", "interleaved_1f1b", "zb_h1", "dualpipe", "dualpipe_v"},
              tr("default"));
   add_integer(parallel, tr("ZeRO stage"), "/parallelism/zero_stage", 0, 3);
   add_flag(parallel, tr("sequence parallel"), "/parallelism/sequence_parallel");

@@ -44,7 +44,7 @@ const Op& op_named(const Pass& pass, const std::string& name) {
 
 // DeepSeek-V3 on one GPU: the whole model's work on one rank.
 Scenario deepseek_on_one_gpu() {
-  return load_scenario("deepseek-v3-2048xh800", {"num_gpus=1", "pipeline_model_parallel_size=1",
+  return load_scenario("deepseek-v3-2048xh800", {"num_gpus=1", "pipeline_model_parallel_size=1", "schedule=1f1b",
                                                  "expert_model_parallel_size=1", "global_batch_size=1"});
 }
 
@@ -210,7 +210,7 @@ TEST(LatentAttention, TensorParallelismSplitsHeadsNotTheDownProjections) {
   const Scenario whole = deepseek_on_one_gpu();
   const Scenario split = load_scenario("deepseek-v3-2048xh800",
                                        {"num_gpus=8", "tensor_model_parallel_size=8", "sequence_parallel=true",
-                                        "pipeline_model_parallel_size=1", "expert_model_parallel_size=1",
+                                        "pipeline_model_parallel_size=1", "schedule=1f1b", "expert_model_parallel_size=1",
                                         "global_batch_size=1"});
   const Workload w1 = build_workload(whole), w8 = build_workload(split);
   const double replicated = 7168.0 * (1536 + 512 + 64) + 1536 + 512 + 2 * 7168;  // down-projections, norms
@@ -239,7 +239,7 @@ TEST(LatentAttention, TensorParallelismSplitsHeadsNotTheDownProjections) {
 TEST(SelectiveRecompute, EachModuleRecomputesItsOpsAndDropsTheTensorsItDiscards) {
   auto workload = [](const std::string& modules) {
     return build_workload(load_scenario(
-        "deepseek-v3-2048xh800", {"num_gpus=1", "pipeline_model_parallel_size=1", "expert_model_parallel_size=1",
+        "deepseek-v3-2048xh800", {"num_gpus=1", "pipeline_model_parallel_size=1", "schedule=1f1b", "expert_model_parallel_size=1",
                                   "global_batch_size=1", "recompute_granularity=selective",
                                   "recompute_modules=" + modules}));
   };
@@ -301,7 +301,7 @@ TEST(SelectiveRecompute, RecomputedModulesIssueTheirCollectivesAgain) {
   auto recompute = [](const std::string& modules) {
     return build_workload(load_scenario("deepseek-v3-2048xh800",
                                         {"num_gpus=2", "tensor_model_parallel_size=2", "sequence_parallel=true",
-                                         "pipeline_model_parallel_size=1", "expert_model_parallel_size=1",
+                                         "pipeline_model_parallel_size=1", "schedule=1f1b", "expert_model_parallel_size=1",
                                          "global_batch_size=1", "recompute_granularity=selective",
                                          "recompute_modules=" + modules}))
         .dense_layer.recompute.tp;
@@ -359,11 +359,12 @@ TEST(DeepSeekScenario, BuildsAsTheReportStatesIt) {
   EXPECT_EQ(w.tokens_per_step, 15360.0 * 4096);
 }
 
-// The scenario simulates (here on 32 GPUs, EP 2 and 16 micro-batches: the
-// full 2048 GPUs take tens of minutes, bench/scale.cpp), its Program holding together.
+// The scenario simulates (here on 32 GPUs, EP 2 and 32 micro-batches, the
+// fewest DualPipe runs on PP 16: the full 2048 GPUs take tens of minutes,
+// bench/scale.cpp), its Program holding together.
 TEST(DeepSeekScenario, SimulatesOnFewerGpus) {
   const Scenario s = load_scenario("deepseek-v3-2048xh800",
-                                   {"num_gpus=32", "expert_model_parallel_size=2", "global_batch_size=32"});
+                                   {"num_gpus=32", "expert_model_parallel_size=2", "global_batch_size=64"});
   const Workload w = build_workload(s);
   const Program p = build_program(s, w);
   fixtures::expect_every_send_pairs_with_one_receive_of_the_same_size(p);

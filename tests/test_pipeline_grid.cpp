@@ -13,7 +13,7 @@ namespace {
 
 // Megatron's 1F1B: warm-up forwards, one forward and one backward each step, cool-down backwards.
 TEST(PipelineGrid, OneFOneBOnFourStagesWithEightMicroBatches) {
-  EXPECT_EQ(format_pipeline_grid(pipeline_schedule(ScheduleKind::one_f_one_b, 4, 8, 1)),
+  EXPECT_EQ(format_pipeline_grid({ScheduleKind::one_f_one_b, 4, 1}, pipeline_schedule(ScheduleKind::one_f_one_b, 4, 8, 1)),
             "         pp0 pp1 pp2 pp3\n"
             "Step 00: F0\n"
             "Step 01: F1  F0\n"
@@ -41,7 +41,8 @@ TEST(PipelineGrid, OneFOneBOnFourStagesWithEightMicroBatches) {
 
 // Two chunks per rank: model stage 2 is chunk 1 of pipeline rank 0 ("c1").
 TEST(PipelineGrid, InterleavedOnTwoRanksWithTwoChunks) {
-  EXPECT_EQ(format_pipeline_grid(pipeline_schedule(ScheduleKind::interleaved_1f1b, 2, 4, 2)),
+  EXPECT_EQ(format_pipeline_grid({ScheduleKind::interleaved_1f1b, 2, 2},
+                                 pipeline_schedule(ScheduleKind::interleaved_1f1b, 2, 4, 2)),
             "         pp0  pp1\n"
             "Step 00: F0\n"
             "Step 01: F1   F0\n"
@@ -65,7 +66,7 @@ TEST(PipelineGrid, InterleavedOnTwoRanksWithTwoChunks) {
 
 // ZB-H1: rank r holds back r weight-gradient passes (W) into the cool-down.
 TEST(PipelineGrid, ZeroBubbleH1FillsTheCoolDownWithWeightGradients) {
-  EXPECT_EQ(format_pipeline_grid(pipeline_schedule(ScheduleKind::zb_h1, 4, 4, 1)),
+  EXPECT_EQ(format_pipeline_grid({ScheduleKind::zb_h1, 4, 1}, pipeline_schedule(ScheduleKind::zb_h1, 4, 4, 1)),
             "         pp0 pp1 pp2 pp3\n"
             "Step 00: F0\n"
             "Step 01: F1  F0\n"
@@ -84,13 +85,45 @@ TEST(PipelineGrid, ZeroBubbleH1FillsTheCoolDownWithWeightGradients) {
             "Step 14: W3  W3  W3  W3\n");
 }
 
+// DualPipe on 2 ranks: micro-batches 0-3 enter at pp0 (chunk 0), 4-7 at pp1
+// (chunk 1); after the first main-phase step at the fold (F1, B4c1 alone),
+// pairs F& B& (each B's W after it).
+TEST(PipelineGrid, DualPipeRunsBothDirectionsInPairs) {
+  EXPECT_EQ(format_pipeline_grid({ScheduleKind::dualpipe, 2, 1}, pipeline_schedule(ScheduleKind::dualpipe, 2, 8, 1)),
+            "         pp0   pp1\n"
+            "Step 00: F0    F4c1\n"
+            "Step 01: F4c1  F0\n"
+            "Step 02: F1    F5c1\n"
+            "Step 03: B4c1  B0\n"
+            "Step 04: W4c1  W0\n"
+            "Step 05: F5c1& F1&\n"
+            "Step 06: B0&   B4c1&\n"
+            "Step 07: W0    W4c1\n"
+            "Step 08: F2&   F6c1&\n"
+            "Step 09: B5c1& B1&\n"
+            "Step 10: W5c1  W1\n"
+            "Step 11: F6c1& F2&\n"
+            "Step 12: B1&   B5c1&\n"
+            "Step 13: W1    W5c1\n"
+            "Step 14: F3&   F7c1&\n"
+            "Step 15: B6c1& B2&\n"
+            "Step 16: W6c1  W2\n"
+            "Step 17: F7c1& F3&\n"
+            "Step 18: B2&   B6c1&\n"
+            "Step 19: W2    W6c1\n"
+            "Step 20: B7c1  B3\n"
+            "Step 21: W7c1  W3\n"
+            "Step 22: B3    B7c1\n"
+            "Step 23: W3    W7c1\n");
+}
+
 TEST(PipelineGrid, ADeadlockShowsTheGridUpToIt) {
   const std::vector<std::vector<PipelineAction>> crossed = {
       {{TaskKind::F, 0, 0}, {TaskKind::B, 0, 0}},
       {{TaskKind::B, 0, 0}, {TaskKind::F, 0, 0}},  // its backward before the forward it needs
   };
   try {
-    format_pipeline_grid(crossed);
+    format_pipeline_grid({ScheduleKind::one_f_one_b, 2, 1}, crossed);
     FAIL() << "no deadlock found";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -114,7 +147,7 @@ std::vector<std::vector<PipelineAction>> pipeline_actions(const Program& program
     for (int id : program.rank_tasks(rank)) {
       const Task& t = program.tasks[id];
       if (t.kind != TaskKind::F && t.kind != TaskKind::B && t.kind != TaskKind::W) continue;
-      const PipelineAction action{t.kind, t.stage / program.pipeline_size, t.microbatch};
+      const PipelineAction action{t.kind, t.stage / program.pipeline_size, t.microbatch};  // DualPipe's too
       if (actions.empty() || actions.back() != action) actions.push_back(action);  // a split pass counts once
     }
   }
@@ -138,11 +171,15 @@ TEST(PipelineGrid, ProgramRunsTheScheduleActions) {
       {bucketed, ScheduleKind::zb_h1, 4, 6, 1},
       {fixtures::scenario_json(2, 2, 2, 8, "interleaved_1f1b", 2, 4), ScheduleKind::interleaved_1f1b, 2, 4, 2},
       {fixtures::scenario_json(1, 3, 1, 6, "gpipe", 0, 5), ScheduleKind::gpipe, 3, 5, 1},
+      {fixtures::scenario_json(2, 4, 2, 8, "dualpipe", 0, 8), ScheduleKind::dualpipe, 4, 8, 1},
+      {fixtures::scenario_json(1, 2, 2, 8, "dualpipe_v", 0, 4), ScheduleKind::dualpipe_v, 2, 4, 2},
   };
   for (const Shape& shape : shapes) {
     const Scenario scenario = fixtures::scenario_from(shape.scenario);
-    EXPECT_EQ(pipeline_actions(build_program(scenario, build_workload(scenario))),
-              pipeline_schedule(shape.schedule, shape.p, shape.m, shape.v))
+    std::vector<std::vector<PipelineAction>> expected = pipeline_schedule(shape.schedule, shape.p, shape.m, shape.v);
+    for (auto& actions : expected)
+      for (PipelineAction& a : actions) a.overlapped = false;  // a task does not say it
+    EXPECT_EQ(pipeline_actions(build_program(scenario, build_workload(scenario))), expected)
         << shape.scenario["parallelism"];
   }
 }

@@ -34,7 +34,7 @@ constexpr PassOf kBackwardWeight[] = {&UnitWork::backward_weight};
 class ComputeLowering {
 public:
   ComputeLowering(LoweringContext& context, int rank, const std::vector<PipelineAction>& actions, RankTasks recycled)
-      : c_(context), split_backward_(context.scenario.parallel.schedule == ScheduleKind::zb_h1),
+      : c_(context), split_backward_(splits_backward(context.scenario.parallel.schedule)),
         // ZeRO-3 reduces gradients after every backward instead.
         overlap_grad_reduce_(context.zero_stage < 3 && context.scenario.parallel.overlap_grad_reduce),
         lowered_(std::move(recycled)) {
@@ -53,7 +53,7 @@ public:
 private:
   void lower_action(int i) {
     const PipelineAction& a = lowered_.actions[i];
-    const int stage = a.chunk * c_.layout.pipeline + c_.coords[lowered_.rank].pp;
+    const int stage = c_.pipeline_stages.of(a.chunk, c_.coords[lowered_.rank].pp);
     const std::vector<ModelUnit>& units = c_.units(stage);
     const bool closes_gradients = overlap_grad_reduce_ && last_grad_action_.at(a.chunk) == static_cast<size_t>(i);
     switch (a.kind) {

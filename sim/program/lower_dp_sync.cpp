@@ -26,8 +26,8 @@ public:
     const size_t end = rank_.tasks.size() - 1;
     const Anchor after_backward{label(ready_index(rank_, spans.back().last_compute)), end, -1};
     if (c_.zero_stage < 3 && !c_.scenario.parallel.overlap_grad_reduce)
-      for (int chunk = c_.virtual_stages - 1; chunk >= 0; --chunk) {
-        const int stage = chunk * c_.layout.pipeline + c_.coords[rank_.rank].pp;
+      for (int chunk = c_.pipeline_stages.chunks_per_rank() - 1; chunk >= 0; --chunk) {
+        const int stage = c_.pipeline_stages.of(chunk, c_.coords[rank_.rank].pp);
         for (const std::vector<ModelUnit>& bucket : c_.gradient_buckets(stage))
           reduce_bucket(bucket, stage, after_backward);
       }

@@ -18,8 +18,8 @@ void lower_optimizer(LoweringContext& context, RankTasks& rank) {
   LoweredTask& optimizer = rank.tasks.emplace_back(rank.make(std::move(step), std::move(reductions)));
 
   double local_parameters = 0, expert_parameters = 0, low_precision_weights = 0;
-  for (int chunk = 0; chunk < context.virtual_stages; ++chunk)
-    for (const ModelUnit& unit : context.units(chunk * context.layout.pipeline + context.coords[rank.rank].pp)) {
+  for (int chunk = 0; chunk < context.pipeline_stages.chunks_per_rank(); ++chunk)
+    for (const ModelUnit& unit : context.units(context.pipeline_stages.of(chunk, context.coords[rank.rank].pp))) {
       local_parameters += unit.work->parameters;
       expert_parameters += unit.work->expert_parameters;
       low_precision_weights += unit.work->low_precision_weights;

@@ -56,10 +56,14 @@ Task transfer(const LoweringContext& context, TaskKind kind, Stream stream, int 
 bool is_paired(const LoweringContext& context) {
   return context.scenario.parallel.p2p_communication == P2pCommunication::paired &&
          !context.scenario.parallel.overlap_p2p_communication &&
-         context.scenario.parallel.schedule != ScheduleKind::zb_h1;
+         !splits_backward(context.scenario.parallel.schedule);
 }
 
-bool is_stage(const LoweringContext& context, int stage) { return stage >= 0 && stage < context.stages; }
+// Whether `stage` exists and runs on another rank than `rank` (DualPipeV's
+// middle rank hands its first chunk's output to its second in place).
+bool is_peer_stage(const LoweringContext& context, int rank, int stage) {
+  return stage >= 0 && context.rank_of_stage(rank, stage) != rank;
+}
 
 // An action's transfers: the RECV of what it reads and the SEND of what it writes, where it has them.
 struct ActionTransfers {
@@ -75,15 +79,17 @@ ActionTransfers action_transfers(const LoweringContext& context, RankTasks& rank
   while (rank.tasks[reader].task.kind != action.kind) ++reader;
   transfers.reader = reader;
   const int stage = rank.tasks[reader].task.stage, mb = action.microbatch;
-  const int from_stage = backward ? stage + 1 : stage - 1, to_stage = backward ? stage - 1 : stage + 1;
-  if (is_stage(context, from_stage)) {
+  const PipelineStages& stages = context.pipeline_stages;
+  const int from_stage = backward ? stages.after(stage) : stages.before(stage);
+  const int to_stage = backward ? stages.before(stage) : stages.after(stage);
+  if (is_peer_stage(context, rank.rank, from_stage)) {
     const Stream stream = is_paired(context) ? Stream::compute : Stream::p2p;
     transfers.recv = rank.make(transfer(context, TaskKind::RECV, stream, rank.rank, stage, from_stage, mb, backward),
                                {}, i);
     transfers.recv->transfer = context.transfer_key(rank.rank, stage, mb, backward);
     rank.tasks[reader].deps.push_back(transfers.recv->label);
   }
-  if (is_stage(context, to_stage)) {
+  if (is_peer_stage(context, rank.rank, to_stage)) {
     // Megatron blocks the compute stream on pipeline sends unless
     // --overlap-p2p-communication is set.
     const Stream stream = context.scenario.parallel.overlap_p2p_communication ? Stream::p2p : Stream::compute;

@@ -66,9 +66,12 @@ TpCounts tp_counts(const LoweredTask& compute, bool overlapped, bool ep_beside_c
 // warm-up forwards and cool-down backwards do not. Each task's all-to-alls
 // run beside its own compute here, so that a merged pair takes
 // max(F, A2A_F) + max(B, A2A_B), never less than Megatron's
-// max(F + B, A2A_F + A2A_B).
+// max(F + B, A2A_F + A2A_B). DualPipe's overlapped forward-backward pairs
+// (PipelineAction::overlapped) are such pairs, whatever the flag says.
 std::vector<char> ep_beside_compute(const LoweringContext& context, const RankTasks& rank) {
   std::vector<char> beside(rank.tasks.size(), 0);
+  for (size_t i = 0; i < rank.tasks.size(); ++i)
+    beside[i] = rank.tasks[i].action >= 0 && rank.actions[rank.tasks[i].action].overlapped;
   if (!context.scenario.parallel.overlap_ep_comm) return beside;
   bool backward_before = false;
   for (size_t i = 0; i < rank.tasks.size(); ++i) {

@@ -40,12 +40,12 @@ std::vector<std::vector<ModelUnit>> in_buckets(const Scenario& scenario, const s
 std::vector<ModelUnit> reversed(const std::vector<ModelUnit>& units) { return {units.rbegin(), units.rend()}; }
 
 // Per pipeline rank: whether any of its stages holds an MoE layer.
-std::vector<bool> pipeline_ranks_holding_experts(const Workload& workload, int pipeline, int stages) {
-  std::vector<bool> holds(pipeline, false);
+std::vector<bool> pipeline_ranks_holding_experts(const Workload& workload, const PipelineStages& stages) {
+  std::vector<bool> holds(stages.p, false);
   if (workload.layer.expert_parameters == 0) return holds;
-  for (int stage = 0; stage < stages; ++stage) {
-    const StageUnits held = stage_units(workload, stage);
-    if (workload.dense_layers_among(held.first_layer, held.layers) < held.layers) holds[stage % pipeline] = true;
+  for (int stage = 0; stage < stages.count(); ++stage) {
+    const StageUnits held = stage_units(workload, stages.layers_of(stage));
+    if (workload.dense_layers_among(held.first_layer, held.layers) < held.layers) holds[stages.rank_of(stage)] = true;
   }
   return holds;
 }
@@ -98,14 +98,14 @@ void RankTasks::recycle(int new_rank, const std::vector<PipelineAction>& new_act
 }
 
 LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workload)
-    : scenario(scenario), workload(workload), layout(scenario.parallel),
+    : scenario(scenario), workload(workload), layout(scenario.parallel), pipeline_stages(simtrain::pipeline_stages(scenario)),
       virtual_stages(static_cast<int>(scenario.virtual_stages())),
-      micro_batches(static_cast<int>(scenario.micro_batches())), stages(layout.pipeline * virtual_stages),
+      micro_batches(static_cast<int>(scenario.micro_batches())), stages(pipeline_stages.count()),
       zero_stage(scenario.parallel.zero_stage), servers(parameter_servers(scenario)),
       overlap_param_gather(scenario.parallel.overlap_param_gather && layout.data > 1), coords(rank_coords(layout)),
-      groups(make_groups(scenario, layout, servers, pipeline_ranks_holding_experts(workload, layout.pipeline, stages))) {
+      groups(make_groups(scenario, layout, servers, pipeline_ranks_holding_experts(workload, pipeline_stages))) {
   for (int stage = 0; stage < stages; ++stage) {
-    stage_units_.push_back(expand(workload, stage_units(workload, stage)));
+    stage_units_.push_back(expand(workload, stage_units(workload, pipeline_stages.layers_of(stage))));
     reversed_stage_units_.push_back(reversed(stage_units_.back()));
     gradient_buckets_.push_back(in_buckets(scenario, stage_units_.back()));
     std::vector<std::vector<ModelUnit>>& forward = forward_buckets_.emplace_back();
@@ -115,7 +115,7 @@ LoweringContext::LoweringContext(const Scenario& scenario, const Workload& workl
 
 int LoweringContext::rank_of_stage(int rank, int stage) const {
   const RankCoord& c = coords[rank];
-  return layout.rank(c.tp, c.dp, stage % layout.pipeline);
+  return layout.rank(c.tp, c.dp, pipeline_stages.rank_of(stage));
 }
 
 uint64_t LoweringContext::transfer_key(int receiver, int stage, int microbatch, bool backward) const {

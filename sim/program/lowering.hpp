@@ -97,6 +97,7 @@ public:
   const Scenario& scenario;
   const Workload& workload;
   const RankLayout layout;
+  const PipelineStages pipeline_stages;  // which rank and chunk runs each model stage
   const int virtual_stages, micro_batches, stages, zero_stage;
   const int servers;  // parameter-server hosts; 0 without them
   // The distributed optimizer's weight all-gathers run during the forward

@@ -42,8 +42,8 @@ std::string format_rows(size_t ranks, const std::vector<Row>& rows, const std::s
 
 class StepPlacer {
 public:
-  explicit StepPlacer(const ActionLists& ranks)
-      : ranks_(ranks), p_(static_cast<int>(ranks.size())), stages_(chunk_count(ranks) * p_) {}
+  StepPlacer(const PipelineStages& stages, const ActionLists& ranks)
+      : ranks_(ranks), p_(static_cast<int>(ranks.size())), stages_(stages) {}
 
   // The rows, step by step; throws once no rank can start its next action.
   std::vector<Row> place() {
@@ -66,21 +66,14 @@ public:
   }
 
 private:
-  static int chunk_count(const ActionLists& ranks) {
-    int chunks = 1;
-    for (const auto& actions : ranks)
-      for (const PipelineAction& a : actions) chunks = std::max(chunks, a.chunk + 1);
-    return chunks;
-  }
-
-  PassKey pass_key(const PipelineAction& a, int rank) const { return {a.kind, a.chunk * p_ + rank, a.microbatch}; }
+  PassKey pass_key(const PipelineAction& a, int rank) const { return {a.kind, stages_.of(a.chunk, rank), a.microbatch}; }
 
   bool ready(const PipelineAction& a, int rank) const {
-    const int stage = a.chunk * p_ + rank;
+    const int stage = stages_.of(a.chunk, rank), before = stages_.before(stage), after = stages_.after(stage);
     auto done = [&](TaskKind kind, int of_stage) { return done_.count({kind, of_stage, a.microbatch}) > 0; };
     switch (a.kind) {
-      case TaskKind::F: return stage == 0 || done(TaskKind::F, stage - 1);
-      case TaskKind::B: return done(TaskKind::F, stage) && (stage == stages_ - 1 || done(TaskKind::B, stage + 1));
+      case TaskKind::F: return before < 0 || done(TaskKind::F, before);
+      case TaskKind::B: return done(TaskKind::F, stage) && (after < 0 || done(TaskKind::B, after));
       case TaskKind::W: return done(TaskKind::B, stage);
       default: return true;  // schedules hold F, B and W alone
     }
@@ -106,14 +99,14 @@ private:
 
   const ActionLists& ranks_;
   const int p_;
-  const int stages_;
+  const PipelineStages stages_;
   std::set<PassKey> done_;
 };
 
 }  // namespace
 
-std::string format_pipeline_grid(const std::vector<std::vector<PipelineAction>>& ranks) {
-  return format_rows(ranks.size(), StepPlacer(ranks).place());
+std::string format_pipeline_grid(const PipelineStages& stages, const std::vector<std::vector<PipelineAction>>& ranks) {
+  return format_rows(ranks.size(), StepPlacer(stages, ranks).place());
 }
 
 }  // namespace simtrain

@@ -10,8 +10,10 @@
 //   Step 02: F2  F1  F0
 //
 // Every action takes one step and starts once its rank is free and its inputs
-// exist (communication is free): F of model stage k needs F of stage k-1; B
-// of stage k needs F of stage k and B of stage k+1; W needs B of its stage.
+// exist (communication is free): F of a model stage needs F of the stage
+// before it; B needs F of its stage and B of the stage after; W needs B of its
+// stage (stages as PipelineStages places them). A DualPipe pair's halves end
+// in "&" and take a step each.
 #include <string>
 #include <vector>
 
@@ -20,8 +22,8 @@
 namespace simtrain {
 
 // The grid of per-rank action lists (outer index: pipeline rank; chunks as in
-// pipeline_schedule). Throws std::invalid_argument, showing the grid up to
-// there, when at some step no rank can start its next action.
-std::string format_pipeline_grid(const std::vector<std::vector<PipelineAction>>& ranks);
+// pipeline_schedule) over `stages`. Throws std::invalid_argument, showing the
+// grid up to there, when at some step no rank can start its next action.
+std::string format_pipeline_grid(const PipelineStages& stages, const std::vector<std::vector<PipelineAction>>& ranks);
 
 }  // namespace simtrain

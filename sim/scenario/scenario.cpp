@@ -49,8 +49,14 @@ std::string to_string(ScheduleKind schedule) {
     case ScheduleKind::one_f_one_b: return "1f1b";
     case ScheduleKind::interleaved_1f1b: return "interleaved_1f1b";
     case ScheduleKind::zb_h1: return "zb_h1";
+    case ScheduleKind::dualpipe: return "dualpipe";
+    case ScheduleKind::dualpipe_v: return "dualpipe_v";
   }
   return "?";
+}
+
+bool splits_backward(ScheduleKind schedule) {
+  return schedule == ScheduleKind::zb_h1 || schedule == ScheduleKind::dualpipe || schedule == ScheduleKind::dualpipe_v;
 }
 
 std::string to_string(P2pCommunication p2p) { return p2p == P2pCommunication::paired ? "paired" : "eager"; }
@@ -312,15 +318,26 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   if (p.zero_stage > 3) f.fail("zero_stage", "must be 0, 1, 2 or 3");
   const std::string default_schedule = gives_virtual_stages(p) ? "interleaved_1f1b" : "1f1b";
   const std::string schedule =
-      f.choice("schedule", {"gpipe", "1f1b", "interleaved_1f1b", "zb_h1"}).value_or(default_schedule);
+      f.choice("schedule", {"gpipe", "1f1b", "interleaved_1f1b", "zb_h1", "dualpipe", "dualpipe_v"})
+          .value_or(default_schedule);
   p.schedule = schedule == "gpipe"              ? ScheduleKind::gpipe
                : schedule == "interleaved_1f1b" ? ScheduleKind::interleaved_1f1b
                : schedule == "zb_h1"            ? ScheduleKind::zb_h1
+               : schedule == "dualpipe"         ? ScheduleKind::dualpipe
+               : schedule == "dualpipe_v"       ? ScheduleKind::dualpipe_v
                                                 : ScheduleKind::one_f_one_b;
   if (p.schedule == ScheduleKind::interleaved_1f1b && !gives_virtual_stages(p))
     f.fail("schedule", "interleaved_1f1b needs num_layers_per_virtual_pipeline_stage, num_virtual_stages_per_pipeline_rank "
                        "or a pipeline_model_parallel_layout of more stages than pipeline ranks");
-  if (p.schedule != ScheduleKind::interleaved_1f1b) {
+  // DualPipeV cuts the model into 2 x PP stages, two per rank in a V
+  // (deepseek-ai/DualPipe, dualpipe/dualpipev.py): two chunks per rank, given or not.
+  if (p.schedule == ScheduleKind::dualpipe_v) {
+    if (p.layers_per_virtual_stage || (gives_virtual_stages(p) && p.virtual_stages != 2))
+      f.fail("schedule", "dualpipe_v runs two model chunks per pipeline rank; give num_virtual_stages_per_pipeline_rank "
+                         "2, or a pipeline_model_parallel_layout of 2 x pipeline_model_parallel_size stages, or neither");
+    p.virtual_stages = 2;
+  }
+  if (p.schedule != ScheduleKind::interleaved_1f1b && p.schedule != ScheduleKind::dualpipe_v) {
     if (p.layers_per_virtual_stage)
       f.fail("num_layers_per_virtual_pipeline_stage", "is only used by the interleaved_1f1b schedule, not " + schedule);
     if (p.virtual_stages_per_rank)
@@ -519,6 +536,19 @@ void check_batch_and_precision(const Scenario& s, const RuleBroken& fail) {
     fail("training.global_batch_size", "interleaved_1f1b needs the micro-batches per pipeline (" +
                                            str(s.micro_batches()) + ") to be a multiple of pipeline_model_parallel_size (" +
                                            str(p.pipeline) + ")");
+  // deepseek-ai/DualPipe at 3da1bbe: dualpipe/dualpipe.py:332-333 asserts an
+  // even rank count and an even micro-batch count of at least twice the
+  // ranks (half enter from each end); dualpipe/dualpipev.py:318 the latter's
+  // lower bound alone.
+  const bool dual = p.schedule == ScheduleKind::dualpipe || p.schedule == ScheduleKind::dualpipe_v;
+  if (p.schedule == ScheduleKind::dualpipe && p.pipeline % 2 != 0)
+    fail("parallelism.pipeline_model_parallel_size",
+         "dualpipe needs an even pipeline size (micro-batches enter from both ends), got " + str(p.pipeline));
+  if (dual && (s.micro_batches() < 2 * p.pipeline || (p.schedule == ScheduleKind::dualpipe && s.micro_batches() % 2)))
+    fail("training.global_batch_size", to_string(p.schedule) + " needs " +
+                                           (p.schedule == ScheduleKind::dualpipe ? "an even number of " : "") +
+                                           "micro-batches per pipeline, at least twice pipeline_model_parallel_size (" +
+                                           str(2 * p.pipeline) + "), got " + str(s.micro_batches()));
   if (m.learned_position_embeddings && m.max_position_embeddings && t.seq_length > m.max_position_embeddings)
     fail("training.seq_length", "exceeds the model's max_position_embeddings (" + str(m.max_position_embeddings) + ")");
   if (p.grad_reduce_in_bf16 && t.dtype == Dtype::fp16)

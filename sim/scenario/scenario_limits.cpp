@@ -35,7 +35,7 @@ double most_layers_on_a_rank(const Scenario& s) {
 double estimated_tasks(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
   const double v = static_cast<double>(s.virtual_stages());
-  const double actions = static_cast<double>(s.micro_batches()) * v * (p.schedule == ScheduleKind::zb_h1 ? 3 : 2);
+  const double actions = static_cast<double>(s.micro_batches()) * v * (splits_backward(p.schedule) ? 3 : 2);
   // A pass is followed by its TP collectives, one task per size: the layers'
   // (two with sequence parallelism) and the cross-entropy's.
   // An MoE layer's exchanges add sizes: expert parallelism's (the allgather

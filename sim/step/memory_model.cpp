@@ -94,11 +94,12 @@ struct StagePass {
 // most held, context parallelism's K/V exchange buffers of the layer whose
 // attention runs.
 void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, const std::vector<StagePass>& passes) {
+  const PipelineStages stages = pipeline_stages(s);
   std::map<std::pair<int, int>, double> held;  // (stage, micro-batch) -> bytes
   double current = 0;
   int in_flight = 0;
   for (const StagePass& t : passes) {
-    const StageShare share = stage_share(w, t.stage);
+    const StageShare share = stage_share(w, stages.layers_of(t.stage));
     const auto key = std::make_pair(t.stage, t.microbatch);
     auto release_to = [&](double keep) {
       auto it = held.find(key);
@@ -120,7 +121,7 @@ void add_activations(MemoryBreakdown& m, const Scenario& s, const Workload& w, c
       note_peak();
     } else if (t.kind == TaskKind::B) {
       note_peak();
-      release_to(s.parallel.schedule == ScheduleKind::zb_h1 ? share.weight_grad_bytes : 0);
+      release_to(splits_backward(s.parallel.schedule) ? share.weight_grad_bytes : 0);
     } else {
       release_to(0);
     }
@@ -134,10 +135,10 @@ namespace {
 
 // The parameters of a pipeline rank's chunks.
 StageShare held_parameters(const Scenario& s, const Workload& w, int pp) {
-  const int p = static_cast<int>(s.parallel.pipeline), v = static_cast<int>(s.virtual_stages());
+  const PipelineStages stages = pipeline_stages(s);
   StageShare held;
-  for (int chunk = 0; chunk < v; ++chunk) {
-    const StageShare share = stage_share(w, chunk * p + pp);
+  for (int chunk = 0; chunk < stages.chunks_per_rank(); ++chunk) {
+    const StageShare share = stage_share(w, stages.layers_of(stages.of(chunk, pp)));
     held.parameters += share.parameters;
     held.expert_parameters += share.expert_parameters;
     held.low_precision_weights += share.low_precision_weights;
@@ -167,12 +168,13 @@ MemoryBreakdown memory_for_rank(const Scenario& s, const Workload& w, const Prog
 
 std::vector<MemoryBreakdown> memory_per_pipeline_rank(const Scenario& s, const Workload& w) {
   const int p = static_cast<int>(s.parallel.pipeline);
+  const PipelineStages stages = pipeline_stages(s);
   const auto schedule = pipeline_schedule(s);
   std::vector<MemoryBreakdown> memory(p);
   for (int pp = 0; pp < p; ++pp) {
     add_model_states(memory[pp], s, w, held_parameters(s, w, pp));
     std::vector<StagePass> passes;
-    for (const PipelineAction& a : schedule[pp]) passes.push_back({a.kind, a.chunk * p + pp, a.microbatch});
+    for (const PipelineAction& a : schedule[pp]) passes.push_back({a.kind, stages.of(a.chunk, pp), a.microbatch});
     add_activations(memory[pp], s, w, passes);
     memory[pp].reserve_bytes = memory_reserve_bytes(s);
   }
