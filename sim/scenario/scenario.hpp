@@ -29,7 +29,11 @@ enum class Recompute { none, selective, full };
 // (Blackwell) one power-of-two scale per 32 consecutive elements, found by
 // the cast itself.
 enum class Fp8Recipe { delayed, tensorwise, mxfp8 };
-enum class ScheduleKind { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
+// dualpipe and dualpipe_v: DeepSeek-V3's bidirectional schedule and its
+// V-shaped variant (sim/program/pipeline_schedule.hpp, docs/schedules.md).
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved_1f1b, zb_h1, dualpipe, dualpipe_v };
+// Whether the schedule runs weight gradients (W) apart from input gradients (B).
+bool splits_backward(ScheduleKind schedule);
 // How data-parallel ranks synchronise gradients: auto lets the executor pick
 // ring or tree per all-reduce (as NCCL's tuner does).
 enum class DpSync { auto_, ring, tree, hierarchical, parameter_server };
