@@ -23,7 +23,7 @@ inline std::vector<ModelChange> one_change_per_field(const ModelConfig& model) {
                                 kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, num_experts,
                                 experts_per_token, moe_intermediate_size, shared_experts,
                                 shared_expert_intermediate_size, first_dense_layers, dense_layers,
-                                moe_layer_step] = model;
+                                moe_layer_step, sliding_window, sliding_layers, attention_sinks] = model;
   // The fields that only mean something together, set as a valid whole.
   const auto latent = [](ModelConfig& m) {
     m.kv_lora_rank = 128;
@@ -69,6 +69,18 @@ inline std::vector<ModelChange> one_change_per_field(const ModelConfig& model) {
       {"first_dense_layers", [=](ModelConfig& m) { experts(m); m.first_dense_layers = 1; }},
       {"dense_layers", [=](ModelConfig& m) { experts(m); m.dense_layers = {0, 3}; }},
       {"moe_layer_step", [=](ModelConfig& m) { experts(m); m.moe_layer_step = 2; }},
+      {"sliding_window",
+       [](ModelConfig& m) {
+         m.sliding_window = 64;
+         m.sliding_layers.assign(m.num_layers, true);
+       }},
+      {"sliding_layers",
+       [](ModelConfig& m) {
+         m.sliding_window = 64;
+         m.sliding_layers.assign(m.num_layers, false);
+         m.sliding_layers[0] = true;
+       }},
+      {"attention_sinks", [](ModelConfig& m) { m.attention_sinks = !m.attention_sinks; }},
   };
 }
 

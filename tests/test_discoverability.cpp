@@ -34,7 +34,8 @@ TEST(Version, IsTheProjectVersionAndTheCommitConfigured) {
 TEST(ScenarioNames, ANameThatIsNoneNamesTheCloseOnes) {
   const CliResult gpt3 = run_simtrain({"simulate", "gpt3"});
   EXPECT_EQ(gpt3.code, 2);
-  EXPECT_EQ(gpt3.err, "simtrain: gpt3: no such file, nor a built-in scenario; did you mean gpt3-175b-1024xh100?\n");
+  EXPECT_EQ(gpt3.err, "simtrain: gpt3: no such file, nor a built-in scenario; did you mean gpt3-175b-1024xh100, "
+            "gpt-oss-120b-64xh100?\n");
   EXPECT_EQ(run_simtrain({"train", "tiny-4gpus", "--steps", "1"}).err,
             "simtrain: tiny-4gpus: no such file, nor a built-in scenario; did you mean tiny-4gpu?\n");
   EXPECT_EQ(run_simtrain({"schedule", "scenarios/mixtral.json"}).err,
@@ -100,7 +101,7 @@ TEST(List, JsonHoldsEveryGpuAsAnInlineSpecAndEveryTopologyAndScenario) {
   std::set<std::string> embedded;
   for (const EmbeddedFile& file : embedded_scenarios()) embedded.emplace(file.name);
   EXPECT_EQ(scenarios, embedded);
-  EXPECT_EQ(list["scenarios"][1], (nlohmann::json{{"name", "gpt3-175b-1024xh100"},
+  EXPECT_EQ(list["scenarios"][2], (nlohmann::json{{"name", "gpt3-175b-1024xh100"},
                                                   {"num_gpus", 1024},
                                                   {"gpu", "H100-SXM"},
                                                   {"topology", "dgx-h100-superpod"}}));

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model_config_changes.hpp"
+#include "test_support.hpp"
 #include "sim/base/embedded_files.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
@@ -175,8 +176,80 @@ TEST(ModelConfigExperts, LatentAttentionNeedsEveryHeadWidth) {
             "attention_bias is false), but the model has linear biases");
 }
 
+// ---- sliding-window attention and attention sinks ---------------------------
+
+TEST(ModelConfigSlidingWindow, LayerTypesNameTheSlidingLayers) {
+  const ModelConfig m = read_config({{"sliding_window", 128},
+                                     {"layer_types", {"sliding_attention", "full_attention", "sliding_attention",
+                                                      "full_attention"}}});
+  EXPECT_EQ(m.sliding_window, 128);
+  EXPECT_EQ(m.sliding_layers, (std::vector<bool>{true, false, true, false}));
+  EXPECT_TRUE(m.is_sliding_layer(2));
+  EXPECT_FALSE(m.is_sliding_layer(3));
+  EXPECT_EQ(read_back(m), m);
+}
+
+TEST(ModelConfigSlidingWindow, WithoutLayerTypesEveryLayerSlidesUnlessQwenSaysOtherwise) {
+  // Mistral 7B v0.1: sliding_window alone, every layer.
+  EXPECT_EQ(read_config({{"sliding_window", 64}}).sliding_layers, std::vector<bool>(4, true));
+  // Qwen2: use_sliding_window turns it on from max_window_layers on, off where false.
+  EXPECT_EQ(read_config({{"sliding_window", 64}, {"use_sliding_window", true}, {"max_window_layers", 3}})
+                .sliding_layers,
+            (std::vector<bool>{false, false, false, true}));
+  const ModelConfig off = read_config({{"sliding_window", 64}, {"use_sliding_window", false}});
+  EXPECT_EQ(off.sliding_window, 0);
+  EXPECT_TRUE(off.sliding_layers.empty());
+  EXPECT_EQ(read_config({{"sliding_window", nullptr}}).sliding_window, 0);  // Mixtral's and Qwen3's null
+}
+
+TEST(ModelConfigSlidingWindow, BadLayerTypesNameTheFileTheFieldAndWhy) {
+  EXPECT_EQ(error_reading({{"sliding_window", 128},
+                           {"layer_types", {"sliding_attention", "linear_attention", "full_attention",
+                                            "full_attention"}}}),
+            "config.json: layer_types: entry 1 is \"linear_attention\": simtrain reads \"sliding_attention\" and "
+            "\"full_attention\" only");
+  EXPECT_EQ(error_reading({{"sliding_window", 128}, {"layer_types", {"sliding_attention", "full_attention"}}}),
+            "config.json: layer_types: expected a list of 4 entries (num_hidden_layers), each \"sliding_attention\" "
+            "or \"full_attention\", got 2 entries");
+  EXPECT_EQ(error_reading({{"layer_types", "sliding_attention"}}),
+            "config.json: layer_types: expected a list of 4 entries (num_hidden_layers), each \"sliding_attention\" "
+            "or \"full_attention\", got \"sliding_attention\"");
+  EXPECT_EQ(error_reading({{"layer_types", {"sliding_attention", "full_attention", "full_attention",
+                                            "full_attention"}}}),
+            "config.json: layer_types: names sliding_attention layers, but the model has no sliding window "
+            "(sliding_window is not given)");
+  // A scenario's model object names its file and the field's path.
+  nlohmann::json document = fixtures::scenario_json(1, 1, 1, 2, "1f1b");
+  document["model"]["sliding_window"] = 16;
+  document["model"]["layer_types"] = {"full_attention", "global_attention"};
+  EXPECT_EQ(fixtures::scenario_error(document),
+            "test.json: model.layer_types: entry 1 is \"global_attention\": simtrain reads \"sliding_attention\" "
+            "and \"full_attention\" only");
+}
+
+// openai/gpt-oss-120b's config.json (Hugging Face, as scenarios/models/gpt-oss-120b.json holds it).
+TEST(ModelConfigSlidingWindow, GptOssReadsAsItsConfigSays) {
+  const std::string path = std::string(SIMTRAIN_SOURCE_DIR) + "/scenarios/models/gpt-oss-120b.json";
+  const ModelConfig m = parse_model(read_json_file(path), path, "", /*strict=*/false);
+  EXPECT_EQ(m.num_layers, 36);
+  EXPECT_EQ(m.hidden_size, 2880);
+  EXPECT_EQ(m.num_attention_heads, 64);
+  EXPECT_EQ(m.num_key_value_heads, 8);
+  EXPECT_EQ(m.head_dim, 64);  // not 2880 / 64 = 45
+  EXPECT_EQ(m.num_experts, 128);
+  EXPECT_EQ(m.experts_per_token, 4);
+  EXPECT_EQ(m.moe_intermediate_size, 2880);
+  EXPECT_EQ(m.vocab_size, 201088);
+  EXPECT_TRUE(m.gated_mlp && m.rms_norm && m.linear_bias && !m.tie_word_embeddings);
+  EXPECT_EQ(m.sliding_window, 128);
+  for (int64_t layer = 0; layer < 36; ++layer) EXPECT_EQ(m.is_sliding_layer(layer), layer % 2 == 0) << layer;
+  EXPECT_TRUE(m.attention_sinks);  // model_type gpt_oss
+  EXPECT_EQ(read_back(m), m);
+  EXPECT_FALSE(read_config().attention_sinks);
+}
+
 TEST(ModelConfigExperts, ShippedMoeModelsReadBackEqual) {
-  for (const char* name : {"mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3"}) {
+  for (const char* name : {"mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-120b", "gpt-oss-20b"}) {
     const std::string path = std::string(SIMTRAIN_SOURCE_DIR) + "/scenarios/models/" + name + ".json";
     const ModelConfig model = parse_model(read_json_file(path), path, "", /*strict=*/false);
     EXPECT_TRUE(model.has_experts()) << name;

@@ -219,14 +219,15 @@ TEST(Moe, TheTokenExchangeIsReportedAsExposedEpNotTp) {
 }
 
 // ZeRO-1, DP 8, EP 4 (expert data parallel 2), by hand: per layer, attention
-// 4h^2 + 4h (with biases), two LayerNorms 4h, the router 8h, two local experts
+// 4h^2 + 4h (with biases), two LayerNorms 4h, the router 8h with its bias 8
+// (Megatron-Core's TopKRouter has one with add_bias_linear), two local experts
 // of 2 x 256h + 256 + h; the tied embedding (4096 + 512 positions) x h, the final norm 2h.
 TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
   const nlohmann::json doc = moe_json(1, 1, 8, 4);
   const auto [s, w, p] = sharded_job(doc, 1);
   const double h = 512, expert = 2 * 256 * h + 256 + h;
   const double experts = 4 * 2 * expert;
-  const double parameters = 4 * (4 * h * h + 4 * h + 4 * h + 8 * h) + experts + (4096 + 512) * h + 2 * h;
+  const double parameters = 4 * (4 * h * h + 4 * h + 4 * h + 8 * h + 8) + experts + (4096 + 512) * h + 2 * h;
   EXPECT_EQ(parameters_on_rank(s, w, p, 3), parameters);
   const MemoryBreakdown m = memory_for_rank(s, w, p, 3);
   EXPECT_DOUBLE_EQ(m.weights_bytes, parameters * 2);

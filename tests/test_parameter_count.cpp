@@ -81,6 +81,43 @@ TEST(ParameterCount, DeepSeekV3Is671BTotal37BActive) {
   expect_published(count.active - count.embedding, 37, 1, "active, as the paper counts");
 }
 
+// OpenAI's gpt-oss model card (arXiv 2508.10925, Table 1): gpt-oss-120b has
+// 116.83B parameters, 5.13B active per token; gpt-oss-20b 20.91B and 3.61B.
+// Its active figure counts the output layer and not the input embedding
+// (MLP 114.71B + attention 0.96B + embedding and unembedding 1.16B = 116.83B;
+// 4 of 128 experts, the attention and the unembedding: 5.13B). The count:
+// per layer, q/k/v/o projections with their biases and 64 sinks (26,550,144:
+// 2880 x (4096 + 2 x 512) + 4096 x 2880 + 8,000 + 64), two RMSNorms, the
+// router with its bias (2880 x 128 + 128) and experts of gate_up_proj,
+// down_proj and their biases (2880 x 5760 + 2880 x 2880 + 5760 + 2880 =
+// 24,891,840 each); the 201,088 x 2880 token table and output layer and the final norm.
+TEST(ParameterCount, GptOss120bIs116Point83BTotal5Point13BActive) {
+  const ModelConfig m = shipped_model("gpt-oss-120b");
+  const ParameterCount count = count_parameters(m);
+  EXPECT_EQ(count.total, 116'829'156'672.0);
+  EXPECT_EQ(count.active - count.embedding, 5'132'849'472.0);
+  expect_published(count.total, 116.83, 0.01, "total");
+  expect_published(count.active - count.embedding, 5.13, 0.01, "active, as the model card counts");
+  EXPECT_EQ(moe_layer_parameters(m, 1, 0).attention_weights + 8'000 + 64, 26'550'144.0);
+  EXPECT_EQ(moe_layer_parameters(m, 1, 1).experts(), 24'891'840.0);
+}
+
+TEST(ParameterCount, GptOss20bIs20Point91BTotal3Point61BActive) {
+  const ParameterCount count = count_parameters(shipped_model("gpt-oss-20b"));
+  expect_published(count.total, 20.91, 0.01, "total");
+  expect_published(count.active - count.embedding, 3.61, 0.01, "active, as the model card counts");
+}
+
+// One TP rank's share of a layer: the heads' sinks split with the heads, the router and norms whole.
+TEST(ParameterCount, TensorParallelRanksSplitTheSinksWithTheHeads) {
+  const ModelConfig m = shipped_model("gpt-oss-120b");
+  const LayerParameters one = moe_layer_parameters(m, 1, 16), eight = moe_layer_parameters(m, 8, 16);
+  const double replicated = 2 * 2880.0 + 2880 /* o_proj bias */ + 2880 * 128 + 128 /* router */ + 16 * 2880.0;
+  EXPECT_EQ(eight.vectors + eight.router + eight.expert_biases - replicated,
+            (one.vectors + one.router + one.expert_biases - replicated) / 8);
+  EXPECT_EQ(eight.linear_weights(), one.linear_weights() / 8);
+}
+
 // For every shipped dense scenario the count is the workload's, weight for weight.
 TEST(ParameterCount, DenseModelsCountAsTheWorkloadDoes) {
   ASSERT_FALSE(embedded_scenarios().empty());

@@ -36,10 +36,12 @@ double add_mlp(const ModelConfig& m, int64_t width, double& weights) {
   return m.linear_bias ? up + h : 0;
 }
 
-// The attention and the layer's two norms.
+// The attention and the layer's two norms; GPT-OSS's attention sinks, one
+// logit a head (Hugging Face's GptOssAttention.sinks), split over TP with the heads.
 LayerParameters attention_layer(const ModelConfig& m, int64_t tp) {
   LayerParameters layer;
-  layer.vectors = add_attention(m, tp, layer) + 2 * norm(m, m.hidden_size);
+  const double sinks = m.attention_sinks ? double(m.num_attention_heads / tp) : 0;
+  layer.vectors = add_attention(m, tp, layer) + 2 * norm(m, m.hidden_size) + sinks;
   return layer;
 }
 
@@ -62,7 +64,10 @@ LayerParameters moe_layer_parameters(const ModelConfig& m, int64_t tp, int64_t e
   // (hidden_size -> 1) scales its output.
   const int64_t shared_width = m.shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size;
   if (shared_width) layer.vectors += add_mlp(m, shared_width / tp, layer.mlp_weights);
-  layer.router = h * double(m.num_experts) + (m.shared_expert_intermediate_size ? h : 0);
+  // A router of a model with linear biases has one too (Megatron-Core's
+  // TopKRouter with add_bias_linear; GPT-OSS's GptOssTopKRouter.bias).
+  const double router_bias = m.linear_bias ? double(m.num_experts) : 0;
+  layer.router = h * double(m.num_experts) + router_bias + (m.shared_expert_intermediate_size ? h : 0);
   return layer;
 }
 

@@ -33,8 +33,8 @@ struct LayerParameters {
   double mlp_weights = 0;        // a dense MLP's fc1 and fc2, or an MoE layer's shared experts'
   double expert_weights = 0;     // the routed experts' fc1 and fc2, of the experts held
   double expert_biases = 0;      // ... and their biases
-  double vectors = 0;            // norms and the other linears' biases
-  double router = 0;             // the router (and Qwen2-MoE's shared-expert gate)
+  double vectors = 0;            // norms, the other linears' biases, attention sinks
+  double router = 0;             // the router, its bias (and Qwen2-MoE's shared-expert gate)
   double linear_weights() const { return attention_weights + mlp_weights + expert_weights; }
   double experts() const { return expert_weights + expert_biases; }
   double total() const { return linear_weights() + expert_biases + vectors + router; }

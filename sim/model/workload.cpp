@@ -1,6 +1,7 @@
 #include "sim/model/workload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -59,6 +60,12 @@ Shard dense_shard(Shard rank) {
   return rank;
 }
 
+// The shard of a sliding-window layer: its attention's window.
+Shard sliding_shard(Shard rank) {
+  rank.window = rank.model.sliding_window;
+  return rank;
+}
+
 // Block recompute: each model stage recomputes its first N layers; the
 // others keep their activations, as layers without recompute.
 void add_kept_layers(const Shard& rank, TrainingConfig training, Workload& workload) {
@@ -66,8 +73,26 @@ void add_kept_layers(const Shard& rank, TrainingConfig training, Workload& workl
   training.recompute = Recompute::none;
   workload.kept_layer = layers::layer_work(rank, training);
   if (!workload.dense_layers.empty()) workload.kept_dense_layer = layers::layer_work(dense_shard(rank), training);
+  if (!workload.sliding_layers.empty()) {
+    workload.kept_sliding_layer = layers::layer_work(sliding_shard(rank), training);
+    if (!workload.dense_layers.empty())
+      workload.kept_sliding_dense_layer = layers::layer_work(dense_shard(sliding_shard(rank)), training);
+  }
   for (const int layers : workload.stage_layers)
     for (int i = 0; i < layers; ++i) workload.kept_layers.push_back(i >= recomputed);
+}
+
+// A layer's place in layer_works (4 × sliding + 2 × kept + dense).
+int layer_kind(const Workload& w, int index) {
+  const bool dense = !w.dense_layers.empty() && w.dense_layers[index];
+  const bool kept = !w.kept_layers.empty() && w.kept_layers[index];
+  const bool sliding = !w.sliding_layers.empty() && w.sliding_layers[index];
+  return 4 * sliding + 2 * kept + dense;
+}
+
+std::array<const UnitWork*, 8> layer_works(const Workload& w) {
+  return {&w.layer,         &w.dense_layer,         &w.kept_layer,         &w.kept_dense_layer,
+          &w.sliding_layer, &w.sliding_dense_layer, &w.kept_sliding_layer, &w.kept_sliding_dense_layer};
 }
 
 }  // namespace
@@ -82,6 +107,12 @@ Workload build_workload(const Scenario& scenario) {
   if (model.mixes_dense_and_moe_layers()) {
     workload.dense_layer = layers::layer_work(dense_shard(rank), training);
     for (int64_t layer = 0; layer < model.num_layers; ++layer) workload.dense_layers.push_back(!model.is_moe_layer(layer));
+  }
+  if (std::find(model.sliding_layers.begin(), model.sliding_layers.end(), true) != model.sliding_layers.end()) {
+    workload.sliding_layer = layers::layer_work(sliding_shard(rank), training);
+    if (!workload.dense_layers.empty())
+      workload.sliding_dense_layer = layers::layer_work(dense_shard(sliding_shard(rank)), training);
+    workload.sliding_layers = model.sliding_layers;
   }
   workload.embedding = layers::embedding_work(rank);
   workload.head = layers::head_work(rank);
@@ -116,16 +147,14 @@ Workload build_workload(const Scenario& scenario) {
   return workload;
 }
 
+const UnitWork& Workload::layer_at(int index) const { return *layer_works(*this)[layer_kind(*this, index)]; }
+
 std::vector<std::pair<const UnitWork*, int>> Workload::layer_works_among(int first_layer, int layers) const {
-  int counts[4] = {};  // layer, dense_layer, kept_layer, kept_dense_layer
-  for (int index = first_layer; index < first_layer + layers; ++index) {
-    const bool dense = !dense_layers.empty() && dense_layers[index];
-    const bool kept = !kept_layers.empty() && kept_layers[index];
-    ++counts[2 * kept + dense];
-  }
-  const UnitWork* works[4] = {&layer, &dense_layer, &kept_layer, &kept_dense_layer};
+  std::array<int, 8> counts{};
+  for (int index = first_layer; index < first_layer + layers; ++index) ++counts[layer_kind(*this, index)];
+  const std::array<const UnitWork*, 8> works = layer_works(*this);
   std::vector<std::pair<const UnitWork*, int>> result;
-  for (int i = 0; i < 4; ++i)
+  for (size_t i = 0; i < works.size(); ++i)
     if (counts[i] > 0) result.emplace_back(works[i], counts[i]);
   return result;
 }

@@ -38,6 +38,13 @@ struct Op {
 // forward's), as a share of that count: the recomputed scores, half a forward.
 inline constexpr double kAttentionBackwardRecomputedShare = 0.25;
 
+// The query-key pairs of a causal attention over `sequence` tokens in which
+// each query attends to at most `window` keys (itself and the window - 1
+// before it; 0: no window): query i attends to min(i + 1, W), so
+//   sum over i < S of min(i + 1, W) = W(W + 1)/2 + (S - W)·W   where W < S,
+//                                    S(S + 1)/2                 otherwise.
+double causal_attention_pairs(int64_t sequence, int64_t window);
+
 // The precision an op computes in: in fp8 (fp4) training only the linears'
 // GEMMs read fp8 (fp4) operands (Transformer Engine); attention, the logits
 // GEMM and everything else run in bf16.
@@ -113,15 +120,16 @@ struct Workload {
   // stage), as `layer` and `dense_layer` without recompute; empty otherwise.
   UnitWork kept_layer, kept_dense_layer;
   std::vector<bool> kept_layers;
-  const UnitWork& layer_at(int index) const {
-    const bool dense = !dense_layers.empty() && dense_layers[index];
-    if (!kept_layers.empty() && kept_layers[index]) return dense ? kept_dense_layer : kept_layer;
-    return dense ? dense_layer : layer;
-  }
+  // Sliding-window attention on some layers (ModelConfig::sliding_layers):
+  // the works of those layers, as the four above with the window's
+  // attention, and which layers they are (empty where no layer slides).
+  UnitWork sliding_layer, sliding_dense_layer, kept_sliding_layer, kept_sliding_dense_layer;
+  std::vector<bool> sliding_layers;
+  const UnitWork& layer_at(int index) const;
   int dense_layers_among(int first_layer, int layers) const;  // of [first_layer, first_layer + layers)
   // The works of layers [first_layer, first_layer + layers) with how many
   // layers run each, in the order layer, dense_layer, kept_layer,
-  // kept_dense_layer; those no layer runs left out.
+  // kept_dense_layer, then their sliding ones; those no layer runs left out.
   std::vector<std::pair<const UnitWork*, int>> layer_works_among(int first_layer, int layers) const;
   UnitWork embedding;  // first pipeline stage: token (and position) embedding
   UnitWork head;       // last pipeline stage: final norm, logits, cross-entropy

@@ -121,6 +121,46 @@ void parse_experts(JsonFields& f, ModelConfig& m) {
   if (dense_list) m.dense_layers = parse_layer_list(f, "mlp_only_layers", m.num_layers);
 }
 
+// layer_types: one entry a layer, "sliding_attention" or "full_attention".
+std::vector<bool> parse_layer_types(JsonFields& f, int64_t layers) {
+  const nlohmann::json& list = f.raw("layer_types");
+  const std::string expected = "expected a list of " + str(layers) +
+                               " entries (num_hidden_layers), each \"sliding_attention\" or \"full_attention\"";
+  if (!list.is_array()) f.fail("layer_types", expected + ", got " + list.dump());
+  if (int64_t(list.size()) != layers) f.fail("layer_types", expected + ", got " + str(int64_t(list.size())) + " entries");
+  std::vector<bool> sliding;
+  for (const nlohmann::json& type : list) {
+    if (type != "sliding_attention" && type != "full_attention")
+      f.fail("layer_types", "entry " + str(int64_t(sliding.size())) + " is " + type.dump() +
+                                ": simtrain reads \"sliding_attention\" and \"full_attention\" only");
+    sliding.push_back(type == "sliding_attention");
+  }
+  return sliding;
+}
+
+// Sliding-window attention as Hugging Face configs give it: sliding_window
+// (absent or null: none; Qwen's use_sliding_window false turns it off), on
+// the layers layer_types names, else (Qwen2's max_window_layers, with
+// use_sliding_window) the layers from max_window_layers on, else every layer (Mistral).
+void parse_sliding_window(JsonFields& f, ModelConfig& m) {
+  const std::optional<int64_t> window = f.integer("sliding_window");
+  const std::optional<bool> use = f.boolean("use_sliding_window");
+  const std::optional<int64_t> max_window_layers = f.integer("max_window_layers", 0);
+  std::vector<bool> sliding;
+  if (f.has("layer_types")) sliding = parse_layer_types(f, m.num_layers);
+  if (!window || use == false) {
+    if (std::find(sliding.begin(), sliding.end(), true) != sliding.end())
+      f.fail("layer_types", std::string("names sliding_attention layers, but the model has no sliding window (") +
+                                (window ? "use_sliding_window is false)" : "sliding_window is not given)"));
+    return;
+  }
+  m.sliding_window = *window;
+  if (sliding.empty())
+    for (int64_t layer = 0; layer < m.num_layers; ++layer)
+      sliding.push_back(!(use && max_window_layers) || layer >= *max_window_layers);
+  m.sliding_layers = sliding;
+}
+
 }  // namespace
 
 namespace {
@@ -193,6 +233,8 @@ ModelConfig parse_model(const nlohmann::json& document, const std::string& file,
   m.attention_dropout = dropout("attention_dropout", "attn_pdrop");
   parse_latent_attention(f, m);
   parse_experts(f, m);
+  parse_sliding_window(f, m);
+  m.attention_sinks = f.boolean("attention_sinks").value_or(model_type == "gpt_oss");
   if (strict) f.reject_unknown({"model_type"});
 
   if (!head_dim && m.hidden_size % m.num_attention_heads != 0)
@@ -232,6 +274,12 @@ nlohmann::json to_json(const ModelConfig& m) {
     model["qk_rope_head_dim"] = m.qk_rope_head_dim;
     model["v_head_dim"] = m.v_head_dim;
   }
+  if (m.sliding_window) {
+    model["sliding_window"] = m.sliding_window;
+    nlohmann::json& types = model["layer_types"] = nlohmann::json::array();
+    for (const bool sliding : m.sliding_layers) types.push_back(sliding ? "sliding_attention" : "full_attention");
+  }
+  if (m.attention_sinks) model["attention_sinks"] = true;
   if (m.has_experts()) {
     model["num_experts"] = m.num_experts;
     model["num_experts_per_tok"] = m.experts_per_token;

@@ -51,6 +51,16 @@ struct ModelConfig {
   int64_t first_dense_layers = 0;     // DeepSeek's first_k_dense_replace
   std::vector<int64_t> dense_layers;  // Qwen's mlp_only_layers (0-based)
   int64_t moe_layer_step = 1;         // Qwen's decoder_sparse_step
+  // Sliding-window attention (Hugging Face's sliding_window and layer_types:
+  // Mistral, Gemma, GPT-OSS): on a sliding layer each query attends to itself
+  // and the sliding_window - 1 tokens before it. 0: every layer attends to all before it.
+  int64_t sliding_window = 0;
+  // Which layers slide (layer_types' "sliding_attention"; every layer where
+  // the config names none): num_layers entries where sliding_window > 0, else none.
+  std::vector<bool> sliding_layers;
+  // GPT-OSS's attention sinks: a learned logit per head that joins every
+  // softmax's denominator (model_type gpt_oss, or attention_sinks).
+  bool attention_sinks = false;
   // A field added here is written by to_json too (tests/test_model_config.cpp stops compiling until it is).
 
   bool has_experts() const { return num_experts > 0; }
@@ -59,13 +69,15 @@ struct ModelConfig {
   // Some layers dense, the others MoE (DeepSeek's first three, Qwen's mlp_only_layers).
   bool mixes_dense_and_moe_layers() const { return has_experts() && moe_layer_count() != num_layers; }
   bool has_latent_attention() const { return kv_lora_rank > 0; }
+  bool is_sliding_layer(int64_t layer) const { return !sliding_layers.empty() && sliding_layers[layer]; }
   bool operator==(const ModelConfig&) const = default;
 };
 
 // Reads a scenario's model object, or a Hugging Face config.json (with its
-// GPT-2 aliases n_embd, n_layer, ..., and the experts' spellings of Mixtral,
-// Qwen and DeepSeek). `path` prefixes field names in messages ("model.", or
-// "" for a file of its own); `strict` refuses fields simtrain does not read
+// GPT-2 aliases n_embd, n_layer, ..., the experts' spellings of Mixtral,
+// Qwen and DeepSeek, and the sliding window as Mistral, Qwen and GPT-OSS
+// give it). `path` prefixes field names in messages ("model.", or "" for a
+// file of its own); `strict` refuses fields simtrain does not read
 // (a config.json is read leniently: it carries many). Throws InputError
 // naming `file`, field and reason.
 ModelConfig parse_model(const nlohmann::json& document, const std::string& file, const std::string& path, bool strict);

@@ -53,6 +53,8 @@ struct Shard {
   // (ParallelConfig::context_a2a, context_ring).
   int64_t cp = 1, cp_a2a = 1, cp_ring = 1;
   CpCommType cp_comm_type = CpCommType::p2p;
+  // Sliding-window attention: the keys each query attends to at most (0: all before it).
+  int64_t window = 0;
 
   int64_t tokens() const { return batch * seq; }
   // Rows of the norms, dropouts and residual adds: sequence parallelism splits them.
