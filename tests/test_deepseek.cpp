@@ -112,7 +112,8 @@ TEST(MixedLayers, AStageWithoutMoeLayersHasNoAllToAllNorExpertGradients) {
 
 // ZeRO-1, DP 4, EP 2 (expert data parallel 2), PP 2, the first two layers
 // dense, by hand: attention 4h^2 + 4h (with biases), two LayerNorms 4h; a
-// dense MLP 2 x 2048h + 2048 + h; an MoE layer's router 8h and 4 local
+// dense MLP 2 x 2048h + 2048 + h; an MoE layer's router 8h with its bias 8
+// (Megatron-Core's TopKRouter has one with add_bias_linear) and 4 local
 // experts of 2 x 256h + 256 + h; the tied embedding (4096 + 512 positions) x h
 // on the first stage, its copy of the word embeddings 4096h on the last with
 // the final norm 2h.
@@ -125,7 +126,7 @@ TEST(MixedLayers, MemoryPerGpuFollowsTheLayersEachStageHolds) {
   const double h = 512, attention = 4 * h * h + 4 * h + 4 * h, embedding = (4096 + 512) * h;
   const double dense_stage = embedding + 2 * (attention + 2 * 2048 * h + 2048 + h);
   const double experts = 2 * 4 * (2 * 256 * h + 256 + h);
-  const double moe_stage = 2 * (attention + 8 * h) + experts + 2 * h + 4096 * h;
+  const double moe_stage = 2 * (attention + 8 * h + 8) + experts + 2 * h + 4096 * h;
   for (int rank = 0; rank < p.world_size; ++rank) {
     const bool first = p.coords[rank].pp == 0;
     const double parameters = first ? dense_stage : moe_stage, held_experts = first ? 0 : experts;
