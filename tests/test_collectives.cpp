@@ -80,6 +80,23 @@ TEST(CollectivePlan, DoubleBinaryTreeSendsHalfTheBufferEachWayOnEveryEdge) {
   EXPECT_EQ(choose_allreduce_algorithm(ranks, 4e9, f), Algorithm::ring);
 }
 
+// Each rank lists its peers by the shape of their routes (their links'
+// bandwidths in order, narrowest first: here the NICs before NVLink, and a
+// peer on the rank's own rail before the other rails, which cross the
+// leaves), then by how far round the group they are: alike flows
+// sit at one place of every rank's list, where the replay's symmetry
+// reduction compares them.
+TEST(CollectivePlan, AllToAllListsEachRanksPeersByRouteThenOffset) {
+  const Fabric f(superpod(), 128);
+  const std::vector<int> ranks = {0, 1, 2, 3, 8, 9, 10, 11};  // two nodes, four GPUs each
+  const CollectivePlan plan = plan_collective(TaskKind::ALLTOALL, ranks, 1e9, 1, Algorithm::ring, f);
+  std::map<int, std::vector<int>> peers;
+  for (const Flow& flow : plan.flows) peers[flow.src].push_back(flow.dst);
+  EXPECT_EQ(peers[0], (std::vector<int>{8, 9, 10, 11, 1, 2, 3}));
+  EXPECT_EQ(peers[2], (std::vector<int>{10, 8, 9, 11, 3, 0, 1}));
+  EXPECT_EQ(peers[9], (std::vector<int>{1, 0, 2, 3, 10, 11, 8}));
+}
+
 // Every rank sends 1/n of its buffer to each other rank, all at once: (n-1)/n
 // of it leaves each rank and as much arrives, in one step's latency.
 TEST(CollectivePlan, AllToAllSendsEachPeerItsShareAtOnce) {

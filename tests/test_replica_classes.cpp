@@ -175,6 +175,51 @@ TEST(ReplicaClasses, AFailingGpuStopsTheReducedJobAtItsTime) {
   expect_reduction_exact(s, options);
 }
 
+// Mixture of experts: the test GPT with 16 experts of width 256, top-2,
+// 4 micro-batches per pipeline, under ZeRO-1 as MoE jobs run (its
+// reduce-scatters are rings, alike on every rank; a small all-reduce would
+// be NCCL's tree, whose ranks are not).
+nlohmann::json moe_job(int tp, int pp, int dp, int ep) {
+  nlohmann::json doc = fixtures::scenario_json(tp, pp, dp, 4, "1f1b", 0, 4);
+  doc["model"].update({{"num_experts", 16}, {"num_experts_per_tok", 2}, {"moe_intermediate_size", 256}});
+  doc["parallelism"]["expert_model_parallel_size"] = ep;
+  doc["parallelism"]["zero_stage"] = 1;
+  if (tp > 1) doc["parallelism"]["sequence_parallel"] = true;
+  return doc;
+}
+
+// EP 8 inside each DGX node (Qwen3's layout, here PP 2 x DP 8): one replica
+// runs for all 8, and each all-to-all's 7 flows, over NVLink ports alike,
+// go as one weighted transfer. Without that merge the full replay would
+// send exactly 8 times the reduced one's flows; with it, more.
+TEST(ReplicaClasses, AnExpertGroupInsideANodeIsOneClass) {
+  const Scenario s = fixtures::scenario_from(moe_job(1, 2, 8, 8));
+  EXPECT_EQ(expect_reduction_exact(s), 1);
+  ReplayOptions full;
+  full.full_replay = true;
+  EXPECT_GT(simulate(s, full).timeline.flows, 8 * simulate(s).timeline.flows);
+}
+
+// EP 16 over two nodes of a rail-optimised fat tree (32 GPUs, PP 2): each
+// rank's all-to-all reaches its node over NVLink, its own rail through its
+// leaf and the other rails through the pod. The expert group's ranks differ
+// only in where they sit; what still tells replicas apart is the
+// data-parallel ring, which leaves each node at its eighth rank: replicas i
+// and i + 8 are alike, 8 classes.
+TEST(ReplicaClasses, AnExpertGroupAcrossNodes) {
+  nlohmann::json doc = moe_job(1, 2, 16, 16);
+  doc["cluster"]["topology"] = small_fat_tree(1);
+  doc["cluster"]["topology"]["rail_optimized"] = true;
+  EXPECT_EQ(expect_reduction_exact(fixtures::scenario_from(doc)), 8);
+}
+
+// EP 8 beside TP 2 (sequence parallel), 32 GPUs: lanes of two ranks, the
+// expert group across two nodes, four replicas a node; the ring leaves
+// each node at its fourth replica: 4 classes.
+TEST(ReplicaClasses, ExpertAndTensorParallelismTogether) {
+  EXPECT_EQ(expect_reduction_exact(fixtures::scenario_from(moe_job(2, 2, 8, 8))), 4);
+}
+
 // Refinement cut short (here after 2 rounds, where it settles after 8)
 // leaves classes of replicas alike that far: fewer than the exact ones, the
 // report says the classes are approximate, every task still counts once and

@@ -133,6 +133,7 @@ private:
   struct LaneSync {
     sg4::MutexPtr mutex;
     sg4::ConditionVariablePtr changed;
+    int waiting = 0;  // actors blocked on `changed`: a raise with none wakes nobody
   };
 
   // Calls on_flow(flow index) for each flow an actor sends.
@@ -154,20 +155,49 @@ private:
     return needed;
   }
 
-  // One route per distinct path and weighting of the flows actors send.
+  // One route per distinct path and weighting of the transfers actors send.
+  // A lane task's flows over the same weighted links, of the same bytes and
+  // latency, are one transfer over those links with their repeats times the
+  // flows: max-min sharing gives each such flow the same rate, and one flow
+  // counted m times on every link takes what m of them take (an all-to-all's
+  // flows to the replicas of one colour are so, 63 of them to 2 or 3).
   std::vector<PlatformRoute> platform_routes() {
     std::map<PlatformRoute, int> index_of;
     std::vector<PlatformRoute> routes;
-    route_of_flow_.assign(flows_.all().size(), -1);
-    for_each_simulated_flow([&](uint32_t f) {
-      const Flow& flow = flows_.all()[f];
-      const std::span<const WeightedLink> weighted = classes_.weighted_route(f);
-      PlatformRoute route{flow.src, flow.dst, {weighted.begin(), weighted.end()}, 0.0};
-      for (int link : flows_.route(f)) route.latency_seconds += fabric_.links()[link].latency_seconds;
+    auto route_index = [&](PlatformRoute&& route) {
       auto [it, added] = index_of.try_emplace(route, static_cast<int>(routes.size()));
       if (added) routes.push_back(std::move(route));
-      route_of_flow_[f] = it->second;
-    });
+      return it->second;
+    };
+    sends_of_comm_.assign(flows_.all().size() + 1, {0, 0});  // a work without flows may start one past the last
+    for (const Task& t : prog_.tasks) {
+      const LaneComm* comm = flows_.comm(t.id);
+      if (!comm || !classes_.simulated(t.rank) || comm->flow_count == 0) continue;
+      // Flows alike: their weighted route, latency, bytes and rate bound.
+      std::map<std::tuple<std::vector<WeightedLink>, double, double, double>, std::pair<uint32_t, int>> alike;
+      std::vector<std::tuple<std::vector<WeightedLink>, double, double, double>> order;
+      for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f) {
+        const Flow& flow = flows_.all()[f];
+        const std::span<const WeightedLink> weighted = classes_.weighted_route(f);
+        double latency_seconds = 0;
+        for (int link : flows_.route(f)) latency_seconds += fabric_.links()[link].latency_seconds;
+        auto key = std::make_tuple(std::vector<WeightedLink>(weighted.begin(), weighted.end()), latency_seconds,
+                                   flow.bytes, flow.max_bytes_per_second);
+        auto [it, added] = alike.try_emplace(key, f, 0);
+        it->second.second += 1;
+        if (added) order.push_back(std::move(key));
+      }
+      const auto begin = static_cast<uint32_t>(sends_.size());
+      for (auto& key : order) {
+        const auto [first, count] = alike.at(key);
+        auto& [links, latency_seconds, bytes, max_bytes_per_second] = key;
+        for (WeightedLink& w : links) w.repeats *= count;
+        const Flow& flow = flows_.all()[first];
+        const int route = route_index(PlatformRoute{flow.src, flow.dst, std::move(links), latency_seconds});
+        sends_.push_back({route, bytes, max_bytes_per_second});
+      }
+      sends_of_comm_[comm->first_flow] = {begin, static_cast<uint32_t>(sends_.size())};
+    }
     return routes;
   }
 
@@ -300,20 +330,22 @@ private:
   }
 
   // Waits until `flags[id]` is set (by raise), `id` a simulated task.
+  // SimGrid runs one actor at a time and switches only in its calls, so a
+  // flag read between them is current; the mutex only pairs with the wait.
   void wait_until(const std::vector<char>& flags, int id) {
-    LaneSync& lane = lane_sync_of_task(id);
     if (flags[id]) return;
+    LaneSync& lane = lane_sync_of_task(id);
+    lane.waiting += 1;
     std::unique_lock lock(*lane.mutex);
     while (!flags[id]) lane.changed->wait(lock);
+    lane.waiting -= 1;
   }
 
+  // Sets `flags[id]`; wakes the lane's waiters only where there are some,
+  // which spares the hot path (a raise per task) three SimGrid calls.
   void raise(std::vector<char>& flags, int id) {
-    LaneSync& lane = lane_sync_of_task(id);
-    {
-      std::unique_lock lock(*lane.mutex);
-      flags[id] = 1;
-    }
-    lane.changed->notify_all();
+    flags[id] = 1;
+    if (LaneSync& lane = lane_sync_of_task(id); lane.waiting > 0) lane.changed->notify_all();
   }
 
   void wait_for(int id) { wait_until(done_, ran_as(id)); }
@@ -342,10 +374,10 @@ private:
 
   void send_flows(const LaneComm& comm) {
     std::vector<HostTransfer> transfers;
-    for (uint32_t f = comm.first_flow; f < comm.first_flow + comm.flow_count; ++f) {
-      const auto& [src, dst] = platform_.route_hosts[route_of_flow_[f]];
-      const Flow& flow = flows_.all()[f];
-      transfers.push_back({src, dst, static_cast<uint64_t>(flow.bytes), flow.max_bytes_per_second});
+    const auto [begin, end] = sends_of_comm_[comm.first_flow];
+    for (uint32_t i = begin; i < end; ++i) {
+      const auto& [src, dst] = platform_.route_hosts[sends_[i].route];
+      transfers.push_back({src, dst, static_cast<uint64_t>(sends_[i].bytes), sends_[i].max_bytes_per_second});
     }
     const std::vector<sg4::CommPtr> comms = transfers_->start(transfers);
     flows_sent_ += comms.size();
@@ -526,7 +558,13 @@ private:
   std::vector<LaneSync> lane_sync_;  // by lane
   ReplayPlatform platform_;
   std::optional<HostTransfers> transfers_;  // once the platform is built
-  std::vector<int> route_of_flow_;   // by flow: its platform route
+  // What actors send: a lane task's alike flows as one transfer (platform_routes).
+  struct Send {
+    int route = 0;  // its platform route
+    double bytes = 0, max_bytes_per_second = 0;
+  };
+  std::vector<Send> sends_;
+  std::vector<std::pair<uint32_t, uint32_t>> sends_of_comm_;  // by a comm's first flow: its range of sends_
   std::vector<char> done_;
   std::vector<char> posted_;       // by RECV: posted in its batch (paired)
   std::vector<char> transferred_;  // by SEND: its transfer is over (paired)

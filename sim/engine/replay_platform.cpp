@@ -16,13 +16,7 @@ namespace simtrain {
 bool PlatformRoute::operator<(const PlatformRoute& other) const {
   if (src != other.src) return src < other.src;
   if (dst != other.dst) return dst < other.dst;
-  auto link_less = [](const WeightedLink& a, const WeightedLink& b) {
-    return std::pair(a.link, a.repeats) < std::pair(b.link, b.repeats);
-  };
-  if (std::lexicographical_compare(links.begin(), links.end(), other.links.begin(), other.links.end(), link_less))
-    return true;
-  if (std::lexicographical_compare(other.links.begin(), other.links.end(), links.begin(), links.end(), link_less))
-    return false;
+  if (const auto order = links <=> other.links; order != 0) return order < 0;
   return latency_seconds < other.latency_seconds;
 }
 
@@ -50,6 +44,7 @@ ReplayPlatform build_replay_platform(const Fabric& fabric, const std::vector<cha
     return sg4::LinkInRoute(created);
   };
   std::map<std::pair<int, int>, int> routes_between;  // by (src, dst): how many so far
+  std::map<int, int> extra_hosts;                      // by src: hosts added for second routes so far
   for (size_t i = 0; i < routes.size(); ++i) {
     const PlatformRoute& r = routes[i];
     std::vector<sg4::LinkInRoute> route;
@@ -59,8 +54,8 @@ ReplayPlatform build_replay_platform(const Fabric& fabric, const std::vector<cha
                                          ->set_latency(r.latency_seconds)
                                          ->seal()));
     sg4::Host* src = platform.hosts[r.src];
-    if (const int earlier = routes_between[{r.src, r.dst}]++; earlier > 0)
-      src = zone->create_host(src->get_name() + "." + std::to_string(earlier), host_speed_flops);
+    if (routes_between[{r.src, r.dst}]++ > 0)
+      src = zone->create_host(src->get_name() + "." + std::to_string(++extra_hosts[r.src]), host_speed_flops);
     zone->add_route(src->get_netpoint(), platform.hosts[r.dst]->get_netpoint(), nullptr, nullptr, route, false);
     platform.route_hosts.emplace_back(src, platform.hosts[r.dst]);
   }

@@ -2,6 +2,7 @@
 // The SimGrid platform a replay runs on: a host per simulated GPU and per
 // parameter server, a controller host, and the fabric links that routes
 // cross, each at the capacity the replay gives it.
+#include <compare>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -15,6 +16,7 @@ namespace simtrain {
 struct WeightedLink {
   int link = 0;
   int repeats = 1;
+  auto operator<=>(const WeightedLink&) const = default;
 };
 
 // A route between two fabric hosts (GPUs by rank, then parameter servers),

@@ -157,27 +157,35 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   return signature;
 }
 
+// Calls on_comm(comm, counterpart, task, position) for each lane task of
+// `replica` with network work, in a fixed order: counterpart is the work at
+// the same place of its class's representative (null where it has none
+// there), task the lane task, position that task's place in its rank.
+template <typename OnComm>
+void ReplicaClasses::for_each_replica_comm(int replica, OnComm&& on_comm) const {
+  const int rep_replica = representatives_[class_of_replica_[replica]];
+  for (size_t slot = 0; slot < ranks_of_replica_[replica].size(); ++slot) {
+    const int rank = ranks_of_replica_[replica][slot];
+    if (!lanes_.is_representative(rank)) continue;
+    const RankTaskIds mine = prog_.rank_tasks(rank);
+    const RankTaskIds reps = prog_.rank_tasks(ranks_of_replica_[rep_replica][slot]);
+    for (size_t i = 0; i < mine.size(); ++i)
+      if (const LaneComm* comm = flows_.comm(mine[i]))
+        on_comm(*comm, i < reps.size() ? flows_.comm(reps[i]) : nullptr, prog_.tasks[mine[i]],
+                static_cast<uint32_t>(i));
+  }
+}
+
 // Calls on_flow(flow, counterpart, task, position) for each flow `replica`
 // drives, in a fixed order: counterpart is the flow at the same place of its
 // class's representative (no_flow where the representative has none there),
 // task the lane task sending it, position that task's place in its rank.
 template <typename OnFlow>
 void ReplicaClasses::for_each_replica_flow(int replica, OnFlow&& on_flow) const {
-  const int rep_replica = representatives_[class_of_replica_[replica]];
-  for (size_t slot = 0; slot < ranks_of_replica_[replica].size(); ++slot) {
-      const int rank = ranks_of_replica_[replica][slot];
-      if (!lanes_.is_representative(rank)) continue;
-      const RankTaskIds mine = prog_.rank_tasks(rank);
-      const RankTaskIds reps = prog_.rank_tasks(ranks_of_replica_[rep_replica][slot]);
-      for (size_t i = 0; i < mine.size(); ++i) {
-        const LaneComm* comm = flows_.comm(mine[i]);
-        if (!comm) continue;
-        const LaneComm* rep_comm = i < reps.size() ? flows_.comm(reps[i]) : nullptr;
-        for (uint32_t j = 0; j < comm->flow_count; ++j)
-          on_flow(comm->first_flow + j, rep_comm && j < rep_comm->flow_count ? rep_comm->first_flow + j : no_flow,
-                  prog_.tasks[mine[i]], static_cast<uint32_t>(i));
-      }
-    }
+  for_each_replica_comm(replica, [&](const LaneComm& comm, const LaneComm* rep_comm, const Task& task, uint32_t i) {
+    for (uint32_t j = 0; j < comm.flow_count; ++j)
+      on_flow(comm.first_flow + j, rep_comm && j < rep_comm->flow_count ? rep_comm->first_flow + j : no_flow, task, i);
+  });
 }
 
 // A link can bind a flow only if it may carry more than it can. Every flow
@@ -224,14 +232,18 @@ std::vector<uint64_t> ReplicaClasses::starting_together() const {
     return f;
   };
   auto join = [&](uint32_t a, uint32_t b) { parent[root(a)] = root(b); };
-  std::unordered_map<uint64_t, uint32_t> first_at_place;  // by (barrier group, structure, position, flow)
+  // The flows of two works at one place, pairwise.
+  auto join_works = [&](const LaneComm& a, const LaneComm& b) {
+    for (uint32_t j = 0; j < std::min(a.flow_count, b.flow_count); ++j) join(a.first_flow + j, b.first_flow + j);
+  };
+  std::unordered_map<uint64_t, const LaneComm*> first_at_place;  // by (structure, barrier group, position)
   for (int m = 0; m < replicas_; ++m)
-    for_each_replica_flow(m, [&](uint32_t f, uint32_t counterpart, const Task& task, uint32_t position) {
-      if (counterpart != no_flow) join(f, counterpart);
+    for_each_replica_comm(m, [&](const LaneComm& comm, const LaneComm* counterpart, const Task& task,
+                                 uint32_t position) {
+      if (counterpart) join_works(comm, *counterpart);
       if (!is_collective(task.kind) || !spans_replicas_[task.group]) return;
-      uint64_t place = combine(combine(combine(structure_[m], task.group), static_cast<int>(position)),
-                               static_cast<int>(f - flows_.comm(task.id)->first_flow));
-      if (auto [it, added] = first_at_place.try_emplace(place, f); !added) join(f, it->second);
+      const uint64_t place = combine(combine(structure_[m], task.group), static_cast<int>(position));
+      if (auto [it, added] = first_at_place.try_emplace(place, &comm); !added) join_works(comm, *it->second);
     });
   std::vector<uint64_t> colour(flows);
   for (uint32_t f = 0; f < flows; ++f) colour[f] = root(f);

@@ -90,6 +90,8 @@ private:
   Colours distinct_colours(size_t links) const;
   void set_classes(const std::vector<uint64_t>& keys);
   void weigh_routes(const Colours& colours);
+  template <typename OnComm>
+  void for_each_replica_comm(int replica, OnComm&& on_comm) const;
   template <typename OnFlow>
   void for_each_replica_flow(int replica, OnFlow&& on_flow) const;
 

@@ -37,7 +37,7 @@ struct Timeline {
   double step_seconds = 0;        // when the last task ended, or when the job stopped
   bool stopped = false;           // a failure stopped the job before the step completed
   std::string stop_reason;
-  uint64_t flows = 0;             // network flows simulated
+  uint64_t flows = 0;             // network transfers simulated (alike flows of a task go as one)
   uint64_t closed_form_collectives = 0;
   uint64_t simulated_tasks = 0;   // tasks executed by actors (TP groups count once)
   // Tasks the executed ones stand for: each counts once per TP rank and data-
