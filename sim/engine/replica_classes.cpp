@@ -24,20 +24,33 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser
 
 // How many different values: an open-addressing set in `slots` (0 marks a
 // free slot, so 0 itself is counted apart), which the caller keeps from one
-// round to the next: millions of flows make it tens of MiB to map again.
+// round to the next. It starts small and doubles at half full: millions of
+// flows fall in far fewer colours, and a table sized for every flow costs
+// more to clear than to fill.
 size_t count_distinct(const std::vector<uint64_t>& values, std::vector<uint64_t>& slots) {
-  slots.assign(std::bit_ceil(2 * values.size() + 2), 0);
-  const size_t mask = slots.size() - 1;
+  slots.assign(std::min<size_t>(std::bit_ceil(2 * values.size() + 2), 1024), 0);
   size_t count = 0;
+  auto insert = [&](uint64_t v) {
+    const size_t mask = slots.size() - 1;
+    size_t i = mix(v) & mask;
+    while (slots[i] != 0 && slots[i] != v) i = (i + 1) & mask;
+    if (slots[i] != 0) return false;
+    slots[i] = v;
+    return true;
+  };
   bool zero = false;
   for (uint64_t v : values) {
     if (v == 0) {
       zero = true;
       continue;
     }
-    size_t i = mix(v) & mask;
-    while (slots[i] != 0 && slots[i] != v) i = (i + 1) & mask;
-    if (slots[i] == 0) slots[i] = v, ++count;
+    if (!insert(v)) continue;
+    if (++count * 2 <= slots.size()) continue;
+    std::vector<uint64_t> held;
+    for (uint64_t held_value : slots)
+      if (held_value != 0) held.push_back(held_value);
+    slots.assign(2 * slots.size(), 0);
+    for (uint64_t held_value : held) insert(held_value);
   }
   return count + zero;
 }
