@@ -1,5 +1,6 @@
 // Wall time and peak memory of `simtrain simulate` on the largest shipped
-// jobs, against the goals of the issue on simulating them (issue 15). Each
+// jobs, and of a default search over an MoE scenario on 256 GPUs, against
+// the goals of the issues on simulating them (15 and 45). Each
 // runs as a child process of the built simtrain; its peak resident memory is
 // the largest of the child and its descendants (the replay runs in a
 // grandchild, see sim/base/child_process.hpp). Prints figures only.
@@ -13,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,16 +25,20 @@ struct Goal {
   const char* scenario;
   double max_wall_seconds;  // 0: no goal
   double max_peak_bytes;    // 0: no goal
+  int search_gpus = 0;      // above 0: `simtrain search SCENARIO --gpus N` (the default grid) instead of simulate
 };
 
-// From the issue; megatron-529.6b and deepseek-v3 have none of their own.
+// From the issues on simulating them (15, then 45 for the MoE jobs and
+// Megatron's 1T row); megatron-529.6b has none of its own.
 const Goal goals[] = {
     {"gpt3-175b-1024xh100", 1, 0},
     {"llama3-405b-16kxh100", 15, 2 * GiB},
-    {"megatron-1t-3072xa100", 10, 0},
+    {"megatron-1t-3072xa100", 3, 0},
     {"megatron-529.6b-2520xa100", 0, 0},
     {"llama3-405b-98kxh100", 60, 8 * GiB},
-    {"deepseek-v3-2048xh800", 0, 0},  // issue 17: its EP64 all-to-alls as flows take long; no goal yet
+    {"deepseek-v3-2048xh800", 30, 4 * GiB},
+    {"deepseek-v3-1024xh100", 30, 4 * GiB},
+    {"qwen3-30b-a3b-16xh100", 60, 0, 256},  // a default search over an MoE scenario (EP, TP, PP, micro-batch)
 };
 
 struct Run {
@@ -46,9 +50,11 @@ struct Run {
 };
 
 // `simtrain simulate <scenario> --quiet --no-sensitivity` (the goals are for
-// one step; the sensitivity line replays it twice more) in its own process
-// group, killed with its descendants past `timeout_seconds`.
-Run simulate(const std::string& simtrain, const std::string& scenario, double timeout_seconds) {
+// one step; the sensitivity line replays it twice more), or the goal's
+// search, in its own process group, killed with its descendants past
+// `timeout_seconds`.
+Run run_goal(const std::string& simtrain, const Goal& goal, double timeout_seconds) {
+  const std::string gpus = std::to_string(goal.search_gpus);
   int out[2];
   if (pipe(out) != 0) std::perror("pipe"), std::exit(1);
   const auto start = std::chrono::steady_clock::now();
@@ -59,8 +65,12 @@ Run simulate(const std::string& simtrain, const std::string& scenario, double ti
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    execl(simtrain.c_str(), simtrain.c_str(), "simulate", scenario.c_str(), "--quiet", "--no-sensitivity",
-          static_cast<char*>(nullptr));
+    if (goal.search_gpus > 0)
+      execl(simtrain.c_str(), simtrain.c_str(), "search", goal.scenario, "--gpus", gpus.c_str(), "--quiet",
+            static_cast<char*>(nullptr));
+    else
+      execl(simtrain.c_str(), simtrain.c_str(), "simulate", goal.scenario, "--quiet", "--no-sensitivity",
+            static_cast<char*>(nullptr));
     std::perror(simtrain.c_str());
     _exit(127);
   }
@@ -117,40 +127,40 @@ std::string verdict(const Goal& goal, const Run& run) {
   return text.empty() ? "-" : text + (met ? ": met" : ": missed");
 }
 
-std::optional<Goal> goal_of(const std::string& scenario) {
-  for (const Goal& goal : goals)
-    if (scenario == goal.scenario) return goal;
-  return std::nullopt;
+// The job's name in the table: the scenario, or "search SCENARIO --gpus N".
+std::string job_name(const Goal& goal) {
+  return goal.search_gpus > 0 ? "search " + std::string(goal.scenario) + " --gpus " + std::to_string(goal.search_gpus)
+                              : goal.scenario;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   double timeout_seconds = 600;
-  std::vector<std::string> scenarios;
+  std::vector<Goal> jobs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--timeout" && i + 1 < argc)
       timeout_seconds = std::atof(argv[++i]);
     else
-      scenarios.push_back(arg);
+      jobs.push_back({argv[i], 0, 0});  // a scenario of one's own: simulated, no goal
   }
   if (timeout_seconds <= 0) std::fprintf(stderr, "simtrain_bench_scale: --timeout: expected seconds above 0\n"), std::exit(2);
-  if (scenarios.empty())
-    for (const Goal& goal : goals) scenarios.push_back(goal.scenario);
+  if (jobs.empty()) jobs.assign(std::begin(goals), std::end(goals));
 
-  std::printf("%-28s %9s %9s %12s  %s\n", "scenario", "wall s", "peak GiB", "step time", "goal (issue 15)");
+  std::printf("%-44s %9s %9s %12s  %s\n", "job", "wall s", "peak GiB", "step time", "goal (issues 15, 45)");
   std::fflush(stdout);  // before a child's messages on standard error
-  for (const std::string& scenario : scenarios) {
-    const Run run = simulate(SIMTRAIN_BINARY, scenario, timeout_seconds);
-    std::string step = step_time(run.report);
+  for (Goal job : jobs) {
+    for (const Goal& goal : goals)
+      if (job.search_gpus == 0 && goal.search_gpus == 0 && std::string(job.scenario) == goal.scenario) job = goal;
+    const Run run = run_goal(SIMTRAIN_BINARY, job, timeout_seconds);
+    std::string step = job.search_gpus > 0 ? "-" : step_time(run.report);
     if (run.timed_out)
       step = "timed out";
     else if (run.exit_code != 0)
       step = "exit " + std::to_string(run.exit_code);
-    const std::string goal = goal_of(scenario) ? verdict(*goal_of(scenario), run) : "-";
-    std::printf("%-28s %9.2f %9.2f %12s  %s\n", scenario.c_str(), run.wall_seconds, run.peak_bytes / GiB, step.c_str(),
-                goal.c_str());
+    std::printf("%-44s %9.2f %9.2f %12s  %s\n", job_name(job).c_str(), run.wall_seconds, run.peak_bytes / GiB,
+                step.c_str(), verdict(job, run).c_str());
     std::fflush(stdout);
   }
 }
