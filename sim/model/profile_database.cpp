@@ -79,7 +79,7 @@ ProfileEntry parse_entry(const nlohmann::json& value, const std::string& source,
   entry.kernel = f.text("kernel").value_or("");
   entry.op.flops = f.required_number("flops");
   entry.op.bytes = f.required_number("bytes");
-  // An attention gradient (workload.cpp's "_grad") recomputes the scores, as the workload's does.
+  // An attention gradient (op_builder's gradient_of: "_grad") recomputes the scores, as the workload's does.
   if (entry.op.op_class == OpClass::attention && entry.op.name.ends_with("_grad"))
     entry.op.uncounted_flops = kAttentionBackwardRecomputedShare * entry.op.flops;
   // Scaling to another shape divides by these.

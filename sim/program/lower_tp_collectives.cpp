@@ -134,7 +134,7 @@ void lower_tp_collectives(const LoweringContext& context, RankTasks& rank) {
 // after the transfer and gather passes have added the compute's
 // dependencies). The first blocking collective after the compute, which
 // follows its weight-gradient GEMMs, waits for it; add_tp_boundary
-// (sim/model/workload.cpp) issues sequence parallelism's overlapped
+// (sim/model/layers/op_builder.cpp) issues sequence parallelism's overlapped
 // collectives only beside blocking ones. Ring attention's K/V exchange may
 // have none after it (no TP): then what follows the compute (its SENDs)
 // up to the next compute-stream task but a transfer waits for it; a RECV
