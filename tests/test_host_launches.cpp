@@ -17,10 +17,18 @@ namespace simtrain {
 namespace {
 
 // Without dropout, as NeMo's Qwen3 provider (Megatron-Bridge 97ad8cc6f qwen_provider.py:377-378).
+// The shipped Qwen3 scenario under Megatron-Core's default software settings.
 Scenario qwen3() {
   Scenario scenario = load_scenario(std::string(SIMTRAIN_SOURCE_DIR) + "/scenarios/qwen3-30b-a3b-16xh100.json");
   scenario.model.hidden_dropout = scenario.model.attention_dropout = 0;
+  scenario.software = {};
   return scenario;
+}
+
+// NeMo 25.11's Qwen3-30B-A3B recipe on H100 in fp8, as the shipped scenario's
+// software section writes it.
+HostSettings nemo_qwen3_moe_host_settings() {
+  return load_scenario(std::string(SIMTRAIN_SOURCE_DIR) + "/scenarios/qwen3-30b-a3b-16xh100.json").software;
 }
 Scenario llama8b() { return load_scenario(std::string(SIMTRAIN_SOURCE_DIR) + "/scenarios/nemo-llama3-8b-8xh100.json"); }
 
@@ -256,7 +264,11 @@ TEST(HostLaunches, GraphScopesThatCannotCaptureTheLayerAreRefused) {
   EXPECT_NE(graph_error(scenario, whole).find("needs drop-and-pad"), std::string::npos) << graph_error(scenario, whole);
   HostSettings moe = whole;
   moe.cuda_graph_scope = {"moe"};
-  EXPECT_NE(graph_error(scenario, moe).find("training.cuda_graph_scope"), std::string::npos);
+  EXPECT_EQ(graph_error(scenario, moe).rfind(scenario.source + ": software.cuda_graph_scope: a CUDA graph over the whole "
+                                            "MoE layer needs drop-and-pad",
+                                            0),
+            0u)
+      << graph_error(scenario, moe);
   HostSettings unknown = whole;
   unknown.cuda_graph_scope = {"experts"};
   EXPECT_NE(graph_error(scenario, unknown).find("unknown scope 'experts'"), std::string::npos);

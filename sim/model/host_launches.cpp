@@ -54,19 +54,6 @@ const HostLaunchSeconds& host_launch_seconds() {
   return seconds;
 }
 
-HostSettings nemo_qwen3_moe_host_settings() {
-  return {.moe_permute_fusion = true,
-          .moe_router_fusion = true,
-          .moe_grouped_gemm = true,
-          .moe_aux_loss = true,
-          .moe_router_force_load_balancing = true,
-          .bias_activation_fusion = true,
-          .bias_dropout_fusion = false,
-          .te_cross_entropy = true,
-          .cuda_graph_impl = "none",
-          .cuda_graph_scope = {}};
-}
-
 namespace {
 
 // What one op launches in one pass. `first` kernels are each launched by
@@ -508,26 +495,27 @@ bool captured(Module module, const HostSettings& settings) {
 
 void check_graph_settings(const Context& x) {
   const HostSettings& s = x.settings;
-  const std::string field = "training.cuda_graph_scope";
+  const std::string field = "software.cuda_graph_scope";
+  const std::string& file = x.scenario.source;
   if (s.cuda_graph_impl != "none" && s.cuda_graph_impl != "transformer_engine" && s.cuda_graph_impl != "local")
-    throw InputError("scenario", "training.cuda_graph_impl",
+    throw InputError(file, "software.cuda_graph_impl",
                      "unknown implementation '" + s.cuda_graph_impl + "' (none, transformer_engine, local)");
   static const char* const known[] = {"attn", "mlp", "moe", "moe_router", "moe_preprocess", "full_iteration"};
   for (const std::string& scope : s.cuda_graph_scope)
     if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return scope == k; }))
-      throw InputError("scenario", field,
+      throw InputError(file, field,
                        "unknown scope '" + scope + "' (attn, mlp, moe, moe_router, moe_preprocess, full_iteration)");
   if (s.cuda_graph_impl == "none" || !x.scenario.model.has_experts() || !x.dropless) return;
   // A dropless dispatcher waits for the GPU, which no graph can hold.
   const bool whole_layer = s.cuda_graph_scope.empty() || has_scope(s, "moe") || has_scope(s, "full_iteration");
   if (whole_layer)
-    throw InputError("scenario", field,
+    throw InputError(file, field,
                      "a CUDA graph over the whole MoE layer needs drop-and-pad (a capacity factor): the dropless "
                      "dispatcher waits for the GPU (MoE scopes for dropless layers: moe_router, moe_preprocess)");
   if (has_scope(s, "moe_preprocess") && !has_scope(s, "moe_router"))
-    throw InputError("scenario", field, "moe_preprocess needs moe_router (Megatron-Core transformer/enums.py)");
+    throw InputError(file, field, "moe_preprocess needs moe_router (Megatron-Core transformer/enums.py)");
   if (has_scope(s, "moe_preprocess") && !s.moe_permute_fusion)
-    throw InputError("scenario", field,
+    throw InputError(file, field,
                      "moe_preprocess needs moe_permute_fusion: the unfused permutation's masked_select waits for "
                      "the GPU inside the graph");
 }
@@ -619,6 +607,10 @@ HostWork host_work(std::span<const Op> ops, const Scenario& scenario, const Host
     work.launch_seconds += host_launch_seconds().graph;
   }
   return work;
+}
+
+HostWork host_work(std::span<const Op> ops, const Scenario& scenario) {
+  return host_work(ops, scenario, scenario.software);
 }
 
 }  // namespace simtrain

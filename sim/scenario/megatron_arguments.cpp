@@ -10,6 +10,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
+#include "sim/scenario/host_settings.hpp"
 #include "sim/scenario/moe_layer_pattern.hpp"
 
 namespace simtrain {
@@ -73,12 +74,18 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--async-tensor-model-parallel-allreduce", false}, {"--overlap-moe-expert-parallel-comm", false}, {"--moe-layer-freq", true},
     // what simtrain simulates: the experts' GEMMs grouped, the tokens permuted in one pass
     {"--moe-grouped-gemm", false}, {"--moe-permute-fusion", false},
+    // what the host launches (the scenario's software section)
+    {"--moe-router-fusion", false}, {"--moe-aux-loss-coeff", true}, {"--moe-router-force-load-balancing", false},
+    {"--no-bias-swiglu-fusion", false}, {"--no-bias-gelu-fusion", false}, {"--no-bias-dropout-fusion", false},
+    {"--cross-entropy-loss-fusion", false}, {"--cross-entropy-fusion-impl", true}, {"--cuda-graph-impl", true},
+    {"--cuda-graph-scope", true},
     {"--use-distributed-optimizer", false}, {"--overlap-grad-reduce", false},
     {"--overlap-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--ddp-bucket-size", true},
     {"--DDP-impl", true}, {"--hierarchical-context-parallel-sizes", true}};
 
 // Of those, the ones taking a list of values (argparse's nargs='+'), kept space-separated.
-const std::vector<std::string> kListFlags = {"--hierarchical-context-parallel-sizes", "--recompute-modules"};
+const std::vector<std::string> kListFlags = {"--hierarchical-context-parallel-sizes", "--recompute-modules",
+                                             "--cuda-graph-scope"};
 
 // Flags only Megatron-LM of 2021 had: it ran attention unfused (no FlashAttention yet).
 const std::vector<std::string> kFlagsOf2021 = {"--DDP-impl", "--checkpoint-activations",
@@ -252,11 +259,6 @@ const std::vector<ValueRule>& value_rules() {
            return type == "aux_loss" || type == "seq_aux_loss" || type == "global_aux_loss" || type == "none";
          });
        }},
-      // Above 0: the load-balancing loss, its kernels and its all-reduce of the experts' token counts.
-      {"--moe-aux-loss-coeff",
-       [](const Arguments& a) {
-         return all_zero(*a.text("--moe-aux-loss-coeff")) || a.text("--moe-router-load-balancing-type") == "none";
-       }},
       // Any positive threshold costs the same; 0 skips the gradients' norm and its all-reduce.
       {"--clip-grad", [](const Arguments& a) { return !all_zero(*a.text("--clip-grad")); }},
       // Megatron-LM sets it itself for bf16, and clears it for --grad-reduce-in-bf16 (arguments.py).
@@ -429,8 +431,8 @@ nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronClust
     model["num_experts_per_tok"] = a.integer("--moe-router-topk").value_or(2);
     model["moe_intermediate_size"] = a.integer("--moe-ffn-hidden-size").value_or(model["intermediate_size"].get<int64_t>());
     if (!a.has("--moe-grouped-gemm"))
-      notes.push_back("the routed experts' GEMMs grouped, as --moe-grouped-gemm runs them (without it Megatron-LM "
-                      "runs one expert after another)");
+      notes.push_back("the routed experts' GEMMs timed as one grouped GEMM (without --moe-grouped-gemm Megatron-LM "
+                      "runs one expert after another: its launches are counted so, its GEMMs' time is not)");
     if (const auto shared = a.integer("--moe-shared-expert-intermediate-size"))
       model["shared_expert_intermediate_size"] = *shared;
   }
@@ -512,6 +514,33 @@ nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronClust
       }
   training["flash_attention"] = flash;
 
+  // What the host launches: Megatron-LM's command-line defaults (arguments.py), which turn the
+  // bias-activation and bias-dropout fusions on where TransformerConfig's own defaults leave them off.
+  nlohmann::ordered_json software;
+  const HostSettings defaults;
+  auto set = [&](const char* key, auto value, auto default_value) {
+    if (value != default_value) software[key] = value;
+  };
+  if (model.contains("num_experts")) {
+    set("moe_permute_fusion", a.has("--moe-permute-fusion"), defaults.moe_permute_fusion);
+    set("moe_router_fusion", a.has("--moe-router-fusion"), defaults.moe_router_fusion);
+    set("moe_grouped_gemm", a.has("--moe-grouped-gemm"), defaults.moe_grouped_gemm);
+    set("moe_aux_loss",
+        !all_zero(a.text("--moe-aux-loss-coeff").value_or("0")) && a.text("--moe-router-load-balancing-type") != "none",
+        defaults.moe_aux_loss);
+    set("moe_router_force_load_balancing", a.has("--moe-router-force-load-balancing"),
+        defaults.moe_router_force_load_balancing);
+  }
+  set("bias_activation_fusion", !a.has(a.has("--swiglu") ? "--no-bias-swiglu-fusion" : "--no-bias-gelu-fusion"),
+      defaults.bias_activation_fusion);
+  set("bias_dropout_fusion", !a.has("--no-bias-dropout-fusion"), defaults.bias_dropout_fusion);
+  set("te_cross_entropy",
+      a.has("--cross-entropy-loss-fusion") && a.choice("--cross-entropy-fusion-impl", {"native", "te"}) == "te",
+      defaults.te_cross_entropy);
+  if (const auto impl = a.choice("--cuda-graph-impl", {"none", "local", "transformer_engine"}); impl && *impl != "none")
+    software["cuda_graph_impl"] = *impl;
+  if (const auto scopes = a.words("--cuda-graph-scope")) software["cuda_graph_scope"] = *scopes;
+
   nlohmann::ordered_json d;
   std::string line;
   for (const std::string& w : a.words()) line += (line.empty() ? "" : " ") + w;
@@ -520,6 +549,7 @@ nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronClust
   d["training"] = training;
   d["parallelism"] = parallelism;
   d["cluster"] = {{"gpu", cluster.gpu}, {"num_gpus", cluster.num_gpus}, {"topology", cluster.topology}};
+  if (!software.empty()) d["software"] = software;
   return d;
 }
 

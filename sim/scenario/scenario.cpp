@@ -130,8 +130,9 @@ const std::vector<std::string> parallelism_keys = {
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour", "memory_reserve_GiB",
                                                "communication_backend", "gpu_vendors"};
-const std::vector<std::string> top_level_keys = {"name",        "description", "model",     "training",
-                                                 "parallelism", "cluster",     "reliability", "checkpoint"};
+const std::vector<std::string> top_level_keys = {"name",        "description", "model",       "training",
+                                                 "parallelism", "cluster",     "software",    "reliability",
+                                                 "checkpoint"};
 
 struct Section {
   const char* name;
@@ -140,7 +141,8 @@ struct Section {
 const Section sections[] = {{"model", &model_keys},
                             {"training", &training_keys},
                             {"parallelism", &parallelism_keys},
-                            {"cluster", &cluster_keys}};
+                            {"cluster", &cluster_keys},
+                            {"software", &host_settings_keys()}};
 
 bool contains(const std::vector<std::string>& keys, const std::string& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -650,6 +652,7 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
   }
   auto section = [&](const char* key) { return top.has(key) ? &top.raw(key) : nullptr; };
   s.run = parse_run_config(section("reliability"), section("checkpoint"), source);
+  s.software = parse_host_settings(section("software"), source);
   cluster.reject_unknown();
   top.reject_unknown();
   s.document = document;

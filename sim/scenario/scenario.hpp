@@ -12,6 +12,7 @@
 #include "sim/scenario/communication_backend.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/scenario/heterogeneity.hpp"
+#include "sim/scenario/host_settings.hpp"
 #include "sim/scenario/model_config.hpp"
 #include "sim/scenario/run_config.hpp"
 #include "sim/scenario/topology.hpp"
@@ -220,6 +221,7 @@ struct Scenario {
   ParallelConfig parallel;
   ClusterConfig cluster;
   RunConfig run;              // failures and checkpoints, for long runs
+  HostSettings software;      // what the training software launches how (the "software" section)
   nlohmann::json document;  // the scenario as read, with overrides applied
 
   // Model chunks per pipeline rank (v); 1 unless interleaved.
