@@ -55,11 +55,7 @@ json on_b200(const std::string& dtype, const std::string& fp8_recipe = "") {
 
 Workload workload_of(const json& document) { return build_workload(fixtures::scenario_from(document)); }
 
-const Op& op_named(const Pass& pass, const std::string& name) {
-  const auto it = std::find_if(pass.ops.begin(), pass.ops.end(), [&](const Op& op) { return op.name == name; });
-  if (it == pass.ops.end()) throw std::runtime_error("no op " + name);
-  return *it;
-}
+using fixtures::op_named;
 
 bool has_op(const Pass& pass, const std::string& name) {
   return std::any_of(pass.ops.begin(), pass.ops.end(), [&](const Op& op) { return op.name == name; });

@@ -36,11 +36,7 @@ bool has_op(const Pass& pass, const std::string& name) {
   return false;
 }
 
-const Op& op_named(const Pass& pass, const std::string& name) {
-  for (const Op& op : pass.ops)
-    if (op.name == name) return op;
-  throw std::runtime_error("no op " + name);
-}
+using fixtures::op_named;
 
 // DeepSeek-V3 on one GPU: the whole model's work on one rank.
 Scenario deepseek_on_one_gpu() {

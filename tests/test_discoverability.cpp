@@ -101,7 +101,7 @@ TEST(List, JsonHoldsEveryGpuAsAnInlineSpecAndEveryTopologyAndScenario) {
   std::set<std::string> embedded;
   for (const EmbeddedFile& file : embedded_scenarios()) embedded.emplace(file.name);
   EXPECT_EQ(scenarios, embedded);
-  EXPECT_EQ(list["scenarios"][2], (nlohmann::json{{"name", "gpt3-175b-1024xh100"},
+  EXPECT_EQ(list["scenarios"][3], (nlohmann::json{{"name", "gpt3-175b-1024xh100"},
                                                   {"num_gpus", 1024},
                                                   {"gpu", "H100-SXM"},
                                                   {"topology", "dgx-h100-superpod"}}));

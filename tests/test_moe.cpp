@@ -58,11 +58,7 @@ double seconds_of(const std::vector<Op>& ops, const Scenario& s, const std::stri
   return seconds;
 }
 
-const Op& op_named(const Pass& pass, const std::string& name) {
-  for (const Op& op : pass.ops)
-    if (op.name == name) return op;
-  throw std::runtime_error("no op " + name);
-}
+using fixtures::op_named;
 
 }  // namespace
 

@@ -17,13 +17,7 @@
 namespace simtrain {
 namespace {
 
-const Op& op_named(const Pass& pass, const std::string& name) {
-  for (const Op& op : pass.ops)
-    if (op.name == name) return op;
-  ADD_FAILURE() << "no op " << name;
-  static const Op none;
-  return none;
-}
+using fixtures::op_named;
 
 double training_flops(const UnitWork& work) {
   return work.forward.flops() + work.backward_input.flops() + work.backward_weight.flops();

@@ -16,6 +16,7 @@
 
 #include "cli.hpp"
 #include "sim/base/input_error.hpp"
+#include "sim/model/workload.hpp"
 #include "sim/program/program.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -191,6 +192,13 @@ inline std::string error_loading(const std::string& path, const std::vector<std:
   }
   ADD_FAILURE() << "no InputError loading " << path;
   return "";
+}
+
+// The op of `pass` named `name`; throws where it has none.
+inline const Op& op_named(const Pass& pass, const std::string& name) {
+  for (const Op& op : pass.ops)
+    if (op.name == name) return op;
+  throw std::runtime_error("no op " + name);
 }
 
 inline Scenario scenario_from(const nlohmann::json& document) { return parse_scenario(document, "test.json", "."); }

@@ -13,6 +13,7 @@
 #include "sim/model/cost_model.hpp"
 #include "sim/model/quantization.hpp"
 #include "sim/model/workload.hpp"
+#include "test_support.hpp"
 
 namespace simtrain {
 namespace {
@@ -287,13 +288,7 @@ TEST(Workload, TpCommOverlapRunsTheLayersSequenceParallelCollectivesBesideTheGem
   }
 }
 
-const Op& op_named(const Pass& pass, const std::string& name) {
-  for (const Op& op : pass.ops)
-    if (op.name == name) return op;
-  ADD_FAILURE() << "no op " << name;
-  static const Op none;
-  return none;
-}
+using fixtures::op_named;
 
 bool has_op(const Pass& pass, const std::string& name) {
   return std::any_of(pass.ops.begin(), pass.ops.end(), [&](const Op& op) { return op.name == name; });
