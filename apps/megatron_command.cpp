@@ -7,20 +7,11 @@
 #include "sim/base/option_checks.hpp"
 #include "sim/base/output_files.hpp"
 #include "sim/base/shell_words.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/scenario/megatron_arguments.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
-
-namespace {
-
-std::string joined(const std::vector<std::string>& words) {
-  std::string text;
-  for (const std::string& w : words) text += (text.empty() ? "" : ", ") + w;
-  return text;
-}
-
-}  // namespace
 
 MegatronCommand::MegatronCommand(CLI::App& app) {
   command_ = app.add_subcommand("from-megatron", "write a scenario from a Megatron-LM launch line (pretrain_gpt.py's arguments)");

@@ -136,9 +136,7 @@ std::optional<std::string> JsonFields::text(const std::string& key) {
 std::optional<std::string> JsonFields::choice(const std::string& key, const std::vector<std::string>& choices) {
   std::optional<std::string> value = text(key);
   if (value && std::find(choices.begin(), choices.end(), *value) == choices.end()) {
-    std::string list;
-    for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
-    fail(key, "'" + *value + "' is not one of: " + list);
+    fail(key, "'" + *value + "' is not one of: " + joined(choices));
   }
   return value;
 }

@@ -65,4 +65,10 @@ void add_line(std::string& out, const std::string& label, const std::string& val
   out += label + std::string(label.size() < value_column ? value_column - label.size() : 1, ' ') + value + "\n";
 }
 
+std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i > 0 ? separator : "") + parts[i];
+  return out;
+}
+
 }  // namespace simtrain

@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers for the text reports people read.
 #include <string>
+#include <vector>
 
 namespace simtrain {
 
@@ -23,6 +24,8 @@ std::string wall_clock_text(double seconds);
 // percentage of a hides (it tends to +100 % however much larger a grows):
 // "16,024x" where a is 16,024 times b, "1/3x" where it is a third of it.
 std::string relative_difference_text(double fraction);
+// {"a", "b", "c"} -> "a, b, c" (or with another separator)
+std::string joined(const std::vector<std::string>& parts, const std::string& separator = ", ");
 // "ALLREDUCE" -> "allreduce"
 std::string to_lower(std::string text);
 // Appends "label<padding>value\n", values aligned in one column.

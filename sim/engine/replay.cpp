@@ -173,27 +173,30 @@ private:
     for (const Task& t : prog_.tasks) {
       const LaneComm* comm = flows_.comm(t.id);
       if (!comm || !classes_.simulated(t.rank) || comm->flow_count == 0) continue;
-      // Flows alike: their weighted route, latency, bytes and rate bound.
-      std::map<std::tuple<std::vector<WeightedLink>, double, double, double>, std::pair<uint32_t, int>> alike;
-      std::vector<std::tuple<std::vector<WeightedLink>, double, double, double>> order;
+      // Flows alike: their weighted route, latency, bytes and rate bound; by
+      // key, the first such flow and how many, in the order first seen.
+      using Key = std::tuple<std::vector<WeightedLink>, double, double, double>;
+      std::map<Key, std::pair<uint32_t, int>> alike;
+      std::vector<std::map<Key, std::pair<uint32_t, int>>::iterator> order;
       for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f) {
         const Flow& flow = flows_.all()[f];
         const std::span<const WeightedLink> weighted = classes_.weighted_route(f);
         double latency_seconds = 0;
         for (int link : flows_.route(f)) latency_seconds += fabric_.links()[link].latency_seconds;
-        auto key = std::make_tuple(std::vector<WeightedLink>(weighted.begin(), weighted.end()), latency_seconds,
-                                   flow.bytes, flow.max_bytes_per_second);
-        auto [it, added] = alike.try_emplace(key, f, 0);
+        auto [it, added] = alike.try_emplace(Key{{weighted.begin(), weighted.end()}, latency_seconds, flow.bytes,
+                                                 flow.max_bytes_per_second},
+                                             f, 0);
         it->second.second += 1;
-        if (added) order.push_back(std::move(key));
+        if (added) order.push_back(it);
       }
       const auto begin = static_cast<uint32_t>(sends_.size());
-      for (auto& key : order) {
-        const auto [first, count] = alike.at(key);
-        auto& [links, latency_seconds, bytes, max_bytes_per_second] = key;
-        for (WeightedLink& w : links) w.repeats *= count;
+      for (const auto& it : order) {
+        const auto& [links, latency_seconds, bytes, max_bytes_per_second] = it->first;
+        const auto [first, count] = it->second;
+        std::vector<WeightedLink> repeated = links;
+        for (WeightedLink& w : repeated) w.repeats *= count;
         const Flow& flow = flows_.all()[first];
-        const int route = route_index(PlatformRoute{flow.src, flow.dst, std::move(links), latency_seconds});
+        const int route = route_index(PlatformRoute{flow.src, flow.dst, std::move(repeated), latency_seconds});
         sends_.push_back({route, bytes, max_bytes_per_second});
       }
       sends_of_comm_[comm->first_flow] = {begin, static_cast<uint32_t>(sends_.size())};

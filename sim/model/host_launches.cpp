@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "sim/base/input_error.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/model/quantization.hpp"
 
 // The code read is what NeMo 25.11 ran (the qwen3-30b-a3b-16xh100 row):
@@ -497,14 +498,15 @@ void check_graph_settings(const Context& x) {
   const HostSettings& s = x.settings;
   const std::string field = "software.cuda_graph_scope";
   const std::string& file = x.scenario.source;
-  if (s.cuda_graph_impl != "none" && s.cuda_graph_impl != "transformer_engine" && s.cuda_graph_impl != "local")
+  // Settings a program builds (a scenario file's are checked as they are read).
+  const std::vector<std::string>& implementations = cuda_graph_implementations();
+  if (std::find(implementations.begin(), implementations.end(), s.cuda_graph_impl) == implementations.end())
     throw InputError(file, "software.cuda_graph_impl",
-                     "unknown implementation '" + s.cuda_graph_impl + "' (none, transformer_engine, local)");
-  static const char* const known[] = {"attn", "mlp", "moe", "moe_router", "moe_preprocess", "full_iteration"};
+                     "unknown implementation '" + s.cuda_graph_impl + "' (" + joined(implementations) + ")");
+  const std::vector<std::string>& scopes = cuda_graph_scopes();
   for (const std::string& scope : s.cuda_graph_scope)
-    if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return scope == k; }))
-      throw InputError(file, field,
-                       "unknown scope '" + scope + "' (attn, mlp, moe, moe_router, moe_preprocess, full_iteration)");
+    if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end())
+      throw InputError(file, field, "unknown scope '" + scope + "' (" + joined(scopes) + ")");
   if (s.cuda_graph_impl == "none" || !x.scenario.model.has_experts() || !x.dropless) return;
   // A dropless dispatcher waits for the GPU, which no graph can hold.
   const bool whole_layer = s.cuda_graph_scope.empty() || has_scope(s, "moe") || has_scope(s, "full_iteration");

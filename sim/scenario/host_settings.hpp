@@ -30,6 +30,10 @@ struct HostSettings {
   bool operator==(const HostSettings&) const = default;
 };
 
+// The values --cuda-graph-impl and --cuda-graph-scope take.
+const std::vector<std::string>& cuda_graph_implementations();
+const std::vector<std::string>& cuda_graph_scopes();
+
 // The section's field names, in the order docs/scenario-format.md lists them.
 const std::vector<std::string>& host_settings_keys();
 

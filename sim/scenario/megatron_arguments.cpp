@@ -10,6 +10,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/base/limits.hpp"
+#include "sim/base/text_format.hpp"
 #include "sim/scenario/host_settings.hpp"
 #include "sim/scenario/moe_layer_pattern.hpp"
 
@@ -211,9 +212,7 @@ public:
   std::optional<std::string> choice(const std::string& flag, const std::vector<std::string>& choices) const {
     const std::optional<std::string> value = text(flag);
     if (value && std::find(choices.begin(), choices.end(), *value) == choices.end()) {
-      std::string list;
-      for (const std::string& c : choices) list += (list.empty() ? "" : ", ") + c;
-      throw InputError(source_, flag, "expected one of " + list + ", got '" + *value + "'");
+      throw InputError(source_, flag, "expected one of " + joined(choices) + ", got '" + *value + "'");
     }
     return value;
   }
@@ -537,7 +536,7 @@ nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronClust
   set("te_cross_entropy",
       a.has("--cross-entropy-loss-fusion") && a.choice("--cross-entropy-fusion-impl", {"native", "te"}) == "te",
       defaults.te_cross_entropy);
-  if (const auto impl = a.choice("--cuda-graph-impl", {"none", "local", "transformer_engine"}); impl && *impl != "none")
+  if (const auto impl = a.choice("--cuda-graph-impl", cuda_graph_implementations()); impl && *impl != "none")
     software["cuda_graph_impl"] = *impl;
   if (const auto scopes = a.words("--cuda-graph-scope")) software["cuda_graph_scope"] = *scopes;
 
@@ -551,12 +550,6 @@ nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronClust
   d["cluster"] = {{"gpu", cluster.gpu}, {"num_gpus", cluster.num_gpus}, {"topology", cluster.topology}};
   if (!software.empty()) d["software"] = software;
   return d;
-}
-
-std::string joined(const std::vector<std::string>& flags) {
-  std::string text;
-  for (const std::string& flag : flags) text += (text.empty() ? "" : ", ") + flag;
-  return text;
 }
 
 }  // namespace

@@ -108,15 +108,6 @@ int step_decimals(const SearchResult& result, const std::vector<TableLine>& line
   }
 }
 
-std::string joined(const std::vector<std::string>& parts, const char* separator) {
-  std::string out;
-  for (const std::string& part : parts) {
-    if (!out.empty()) out += separator;
-    out += part;
-  }
-  return out;
-}
-
 // A table line's cells: its first row's, the ZeRO stages and memory of all its rows.
 std::vector<std::string> cells(const SearchResult& result, const TableLine& line, int step_decimals) {
   const SearchRow& row = result.rows[line.rows.front()];
