@@ -52,7 +52,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   ScenarioArguments simulate_args;
   simulate_args.add_to(*simulate_command, true);
   std::string trace_path, report_path, algorithm = "auto", trace_ranks_text = "representatives";
-  bool free_communication = false, free_launches = false, full_replay = false, quiet = false;
+  bool free_communication = false, free_launches = false, full_replay = false, flow_level = false, quiet = false;
   auto* trace_option = simulate_command->add_option(
       "--trace", trace_path,
       "write a Chrome trace (Perfetto, chrome://tracing), gzip-compressed if it ends in .gz; - for standard output");
@@ -71,6 +71,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   simulate_command->add_flag("--full-replay", full_replay,
                              "simulate every data-parallel replica, not one per class of equivalent ones (slower; "
                              "for checking the reduction)");
+  simulate_command->add_flag("--flow-level", flow_level,
+                             "send every collective's flows, none timed in closed form (slower; for checking the "
+                             "closed forms)");
   simulate_command->add_flag("--quiet", quiet, "no progress line");
   bool sensitivity = false, no_sensitivity = false;
   auto* sensitivity_flag = simulate_command->add_flag(
@@ -190,6 +193,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       options.free_communication = free_communication;
       options.free_launches = free_launches;
       options.full_replay = full_replay;
+      options.flow_level = flow_level;
       options.allreduce_algorithm = parse_allreduce_algorithm(algorithm);
       ProgressLine progress(err, progress_wanted(quiet));
       show_simulation_progress(options, progress);

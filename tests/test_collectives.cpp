@@ -122,3 +122,27 @@ TEST(CollectivePlan, AllToAllSendsEachPeerItsShareAtOnce) {
   EXPECT_DOUBLE_EQ(plan.latency_seconds, 2 * plan.step_latency_seconds);
   EXPECT_EQ(to_string(Algorithm::pairwise), "pairwise");
 }
+
+// Where each link's flows share one bottleneck, max-min sharing runs every
+// flow at its bottleneck's pace from start to end and the closed form is the
+// time; where a NIC carries flows of two bottlenecks (within the rail and
+// over an oversubscribed leaf uplink), the faster ones end first and it is
+// not. The replay checks the exact ones against its flows (test_replay.cpp).
+TEST(CollectivePlan, AllToAllClosedFormIsExactWhereEveryLinksFlowsShareOneBottleneck) {
+  const std::vector<int> two_nodes = {0, 1, 2, 3, 8, 9, 10, 11};  // four GPUs each
+  const auto exact = [](const Topology& topology, const std::vector<int>& ranks) {
+    const Fabric f(topology, 128);
+    return closed_form_is_exact(plan_collective(TaskKind::ALLTOALL, ranks, 1e9, 1, Algorithm::ring, f), f);
+  };
+  EXPECT_TRUE(exact(superpod(), {0, 1, 2, 3, 4, 5, 6, 7}));  // one NVLink domain
+  EXPECT_TRUE(exact(superpod(), two_nodes));                 // NVLink within a node, NICs across
+  Topology oversubscribed = superpod();
+  oversubscribed.leaf_oversubscription = 8;  // the leaf uplinks, not the NICs, bound the flows across rails
+  EXPECT_FALSE(exact(oversubscribed, two_nodes));
+  EXPECT_TRUE(exact(oversubscribed, {0, 8, 16, 24}));  // one rail: NICs only
+
+  Flow bounded{0, 1, 1e6, 1e9};  // a Gloo connection's own bound
+  CollectivePlan plan;
+  plan.flows = {bounded};
+  EXPECT_FALSE(closed_form_is_exact(plan, Fabric(superpod(), 8)));
+}

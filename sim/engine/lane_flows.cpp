@@ -1,6 +1,7 @@
 #include "sim/engine/lane_flows.hpp"
 
 #include <limits>
+#include <map>
 #include <tuple>
 
 namespace simtrain {
@@ -34,9 +35,10 @@ bool is_lane_comm(const Task& task, const Lanes& lanes) {
 }  // namespace
 
 LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
-                     const std::set<int>& altered_links)
+                     const std::set<int>& altered_links, bool closed_forms)
     : prog_(program), fabric_(fabric), lanes_(lanes) {
-  const std::vector<char> isolated = isolated_tp_groups(altered_links, plans);
+  std::vector<char> isolated = isolated_groups(altered_links, plans);
+  if (!closed_forms) isolated.assign(isolated.size(), 0);
   comm_of_task_.assign(prog_.tasks.size(), -1);
   route_begin_.push_back(0);
   for (const Task& t : prog_.tasks) {
@@ -48,7 +50,7 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
       const CollectivePlan& plan = plans.plan(t, prog_.groups[t.group]);
       comm.spans_lanes = lanes_.spans_lanes(prog_.groups[t.group]);
       comm.later_steps_latency_seconds = plan.latency_seconds - plan.step_latency_seconds;
-      if (!comm.spans_lanes && isolated[t.group]) comm.closed_form = &plans.closed_form(plan);
+      if (isolated[t.group]) comm.closed_form = closed_form(t, plan, comm.spans_lanes, plans);
     }
     if (!comm.closed_form)
       for_each_lane_flow(prog_, lanes_, plans, t, comm.spans_lanes, [&](const Flow& f, int) {
@@ -62,9 +64,29 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
   }
 }
 
-// TP groups whose flows have their links to themselves (no other group or
-// transfer crosses them, none is degraded or fails) are timed in closed form.
-std::vector<char> LaneFlows::isolated_tp_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const {
+const ClosedForm* LaneFlows::closed_form(const Task& task, const CollectivePlan& plan, bool spans_lanes,
+                                         CollectivePlanCache& plans) {
+  if (task.kind == TaskKind::ALLTOALL && !closed_form_is_exact(plan, fabric_)) return nullptr;
+  if (!spans_lanes) return &plans.closed_form(plan);
+  if (task.kind != TaskKind::ALLTOALL) return nullptr;
+  // Every lane of the group sleeps the plan's time; each puts its own flows' bytes on the links.
+  const int lane = lanes_.lane_of_rank(task.rank);
+  auto [it, added] = lane_closed_forms_.try_emplace({&plan, lane});
+  if (added) {
+    std::map<int, double> link_bytes;
+    for_each_lane_flow(prog_, lanes_, plans, task, true, [&](const Flow& f, int) {
+      for (int link : fabric_.route(f.src, f.dst)) link_bytes[link] += f.bytes;
+    });
+    it->second = {plans.closed_form(plan).seconds, {link_bytes.begin(), link_bytes.end()}};
+  }
+  return &it->second;
+}
+
+// TP groups and expert groups whose flows have their links to themselves (no
+// other group or transfer crosses them, none is degraded or fails) may be
+// timed in closed form: a TP group's collectives (its ring neighbours'
+// routes), an expert group's all-to-alls (every pair's routes).
+std::vector<char> LaneFlows::isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const {
   const int no_user = std::numeric_limits<int>::min();
   std::vector<int> first_user(fabric_.links().size(), no_user);
   std::vector<char> shared(fabric_.links().size(), 0);
@@ -86,12 +108,19 @@ std::vector<char> LaneFlows::isolated_tp_groups(const std::set<int>& altered_lin
     });
   }
   std::vector<char> isolated(prog_.groups.size(), 0);
+  const auto alone_on = [&](int src, int dst) {
+    for (int link : fabric_.route(src, dst))
+      if (shared[link] || altered_links.count(link)) return false;
+    return true;
+  };
   for (const Group& g : prog_.groups) {
-    if (g.dim != CommDim::tp) continue;
-    bool alone = true;
-    for (size_t i = 0; i < g.ranks.size() && alone; ++i)
-      for (int link : fabric_.route(g.ranks[i], g.ranks[(i + 1) % g.ranks.size()]))
-        alone = alone && !shared[link] && !altered_links.count(link);
+    const size_t n = g.ranks.size();
+    bool alone = g.dim == CommDim::tp || g.dim == CommDim::ep;
+    for (size_t i = 0; i < n && alone; ++i)
+      if (g.dim == CommDim::tp)
+        alone = alone_on(g.ranks[i], g.ranks[(i + 1) % n]);
+      else
+        for (size_t j = 0; j < n && alone; ++j) alone = i == j || alone_on(g.ranks[i], g.ranks[j]);
     isolated[g.id] = alone;
   }
   return isolated;

@@ -4,10 +4,13 @@
 // a SEND's transfers, one per lane member; a collective's flows, all of them
 // when one lane drives the group (TP), or those that leave the lane's own
 // GPUs (and a parameter server's flows to them) when the group spans lanes;
-// or, for a TP group whose links no other traffic uses, a closed-form time.
+// or, for a TP group whose links no other traffic uses, a closed-form time,
+// as for an expert group's all-to-all whose links are its own where max-min
+// sharing makes the closed form exact (closed_form_is_exact).
 // Every flow of the step belongs to exactly one lane task, so the replay can
 // count link bytes and find equivalent replicas from these lists alone.
 #include <cstdint>
+#include <map>
 #include <set>
 #include <span>
 #include <vector>
@@ -29,9 +32,10 @@ struct LaneComm {
 
 class LaneFlows {
 public:
-  // `altered_links`: degraded or failing links, never timed in closed form.
+  // `altered_links`: degraded or failing links, never timed in closed form;
+  // `closed_forms` false: none is (ReplayOptions::flow_level).
   LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
-            const std::set<int>& altered_links);
+            const std::set<int>& altered_links, bool closed_forms);
 
   // The network work of `task`, a lane representative's SEND or collective;
   // null for any other task.
@@ -45,7 +49,13 @@ public:
   }
 
 private:
-  std::vector<char> isolated_tp_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const;
+  std::vector<char> isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const;
+  // The closed form of `task`'s collective over an isolated group, or null
+  // where flows must time it: an all-to-all has one where it is exact, and a
+  // group spanning lanes one for an all-to-all only, each lane's carrying its
+  // own flows' link bytes.
+  const ClosedForm* closed_form(const Task& task, const CollectivePlan& plan, bool spans_lanes,
+                                CollectivePlanCache& plans);
 
   const Program& prog_;
   const Fabric& fabric_;
@@ -55,6 +65,7 @@ private:
   std::vector<Flow> flows_;
   std::vector<uint32_t> route_begin_;  // by flow, and one past the last flow
   std::vector<int> route_links_;
+  std::map<std::pair<const CollectivePlan*, int>, ClosedForm> lane_closed_forms_;  // by plan and lane
 };
 
 }  // namespace simtrain

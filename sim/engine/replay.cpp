@@ -80,7 +80,7 @@ public:
         plans_(fabric_, options_.allreduce_algorithm), link_bytes_per_second_(link_capacities(fabric_, options_)),
         altered_links_(altered_links(fabric_, options_)),
         flows_((say_phase("setting up: flows"),
-                LaneFlows(prog_, fabric_, lanes_, plans_, altered_links_))),
+                LaneFlows(prog_, fabric_, lanes_, plans_, altered_links_, !options_.flow_level))),
         classes_((say_phase("setting up: replica classes"),
                   ReplicaClasses(prog_, fabric_, lanes_, flows_, link_bytes_per_second_, altered_links_, options_))) {
     timing_.resize(prog_.tasks.size());

@@ -43,6 +43,9 @@ struct ReplayOptions {
   // Run every data-parallel replica, not one per class of equivalent replicas
   // (sim/engine/replica_classes.hpp): slower, for checking the reduction.
   bool full_replay = false;
+  // Send every collective's flows, none timed in closed form (a TP group's
+  // whose links are its own, an exact all-to-all's): slower, for checking them.
+  bool flow_level = false;
   // Rounds of colour refinement (at least 1) the reduction may take to tell
   // replicas apart; where differences still spread after them, replicas
   // alike that far form the classes (an approximation the report names).

@@ -54,6 +54,19 @@ std::vector<std::pair<int, double>> link_loads(const CollectivePlan& plan, const
 // bound, where longer), plus the latency.
 double closed_form_seconds(const CollectivePlan& plan, const Fabric& fabric);
 
+// Whether max-min sharing, which the replay's network model computes, ends
+// the plan's flows (alone on their links) at closed_form_seconds: true when
+// no flow has a bound of its own and each flow crosses a link at its
+// bottleneck time (the largest load over bandwidth on its route) whose flows
+// all carry its bytes in that same time. Each flow then runs at bytes / its
+// bottleneck time from start to end: that saturates such a link, fits every
+// other, and what ends first frees no link another flow is held by. An
+// all-to-all inside an NVLink domain, over a rail's NICs or round a torus
+// ring is so; one whose ranks' NICs carry flows within the rail and flows over
+// an oversubscribed leaf uplink is not (the first end early and leave their
+// share of the NIC to the others).
+bool closed_form_is_exact(const CollectivePlan& plan, const Fabric& fabric);
+
 // The algorithms, one file each (ring_collective.cpp, tree_collective.cpp,
 // alltoall_collective.cpp, parameter_server_collective.cpp,
 // gloo_collective.cpp), over the declarations above.
