@@ -24,7 +24,7 @@ int main() {
         for (const Op& op : pass->ops) {
           if (op.op_class != OpClass::gemm) continue;
           const GemmShape shape{op.shape[0], op.shape[1], op.shape[2]};
-          const GemmTime t = gemm_time(gpu, shape, op.bytes, Dtype::bf16, hbm_fraction);
+          const GemmTime t = gemm_time(gpu, shape, op.bytes, Dtype::bf16, hbm_fraction, RooflineEfficiency{}.min_kernel_seconds);
           const std::string dims = std::to_string(shape.m) + " x " + std::to_string(shape.n) + " x " +
                                    std::to_string(shape.k);
           const std::string tile = std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n);

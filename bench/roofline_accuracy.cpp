@@ -1,10 +1,11 @@
 // How far the roofline cost model is from measured kernel times: for every
 // entry of a kernel-profile database, (roofline - measured) / measured, and
-// per op class the median and the worst of its magnitude.
+// per op class the median and the worst of its magnitude (and for GEMMs of
+// fewer 128 x 128 output tiles than SMs, where split-K may run).
 //   simtrain_bench_roofline_accuracy kernels/profiles/H100-SXM.json [--gpu H100-SXM] [--entries] [--derive]
 // --entries also prints every entry: measured and modelled times, the rate
 // the kernel reached (TFLOP/s for GEMMs and attention, TB/s of its bytes for
-// the rest) and, for GEMMs, the tile and waves the GEMM model chose.
+// the rest) and, for GEMMs, the tile, waves and K split the GEMM model chose.
 // --derive also prints the figures the cost model takes from such a database
 // (sim/model/kernel_calibration.hpp): per data type, the sustained tensor
 // clock at which the GEMM model gives its large GEMMs' median time; fused
@@ -33,6 +34,11 @@ const GpuSpec* find_gpu(const std::string& name, bool device_name) {
   for (const GpuSpec& gpu : builtin_gpus())
     if (device_name ? same_gpu(name, gpu.name) : gpu.name == name) return &gpu;
   return nullptr;
+}
+
+// A GEMM's output tiles of 128 x 128: fewer than the SMs, cuBLAS splits K.
+int64_t output_tiles_128(const Op& gemm) {
+  return (gemm.shape.at(0) + 127) / 128 * ((gemm.shape.at(1) + 127) / 128);
 }
 
 struct Error {
@@ -68,9 +74,11 @@ void print_entry(const ProfileEntry& entry, double modelled_seconds, const GpuSp
   std::string model_detail;
   if (entry.op.op_class == OpClass::gemm) {
     const GemmShape shape{entry.op.shape.at(0), entry.op.shape.at(1), entry.op.shape.at(2)};
-    const GemmTime t = gemm_time(gpu, shape, entry.op.bytes, op_dtype(entry.op, entry.dtype), RooflineEfficiency{}.memory);
+    const GemmTime t = gemm_time(gpu, shape, entry.op.bytes, op_dtype(entry.op, entry.dtype), RooflineEfficiency{}.memory,
+                                 RooflineEfficiency{}.min_kernel_seconds);
     model_detail = "tile " + std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + ", " +
-                   std::to_string(t.waves) + " waves, bound by " +
+                   std::to_string(t.waves) + " waves, " +
+                   (t.split_k > 1 ? "K split " + std::to_string(t.split_k) + " ways, " : "") + "bound by " +
                    (t.seconds == t.compute_seconds ? "tiles" : t.seconds == t.memory_seconds ? "HBM" : "best GEMM");
   }
   std::printf("%-52s %10.4f %10.4f %+8.1f %%  %-16s %s\n", describe(entry).c_str(), 1e3 * measured,
@@ -127,6 +135,8 @@ int main(int argc, char** argv) {
       if (entries) print_entry(entry, predicted, *gpu);
       const Error error{predicted / entry.median_seconds - 1, describe(entry)};
       by_class[to_string(entry.op.op_class)].push_back(error);
+      if (entry.op.op_class == OpClass::gemm && output_tiles_128(entry.op) < gpu->sm_count)
+        by_class["gemm < 1 wave"].push_back(error);  // where split-K may run
       all.push_back(error);
     }
     if (entries) std::printf("\n");

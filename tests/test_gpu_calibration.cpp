@@ -129,7 +129,8 @@ TEST(GpuCalibration, TheDerivedClockGivesThePublishedGemmItsRate) {
     gemm.measured_flops = rate;
     gpu.sustained_tensor_clock_hz = derive_sustained_clock_hz_from_gemm(gpu, gemm);
     const double seconds =
-        gemm_time(gpu, gemm.shape, gemm_bytes(gemm.shape, gemm.dtype), gemm.dtype, RooflineEfficiency{}.hbm_fraction(gpu), gemm.tiles)
+        gemm_time(gpu, gemm.shape, gemm_bytes(gemm.shape, gemm.dtype), gemm.dtype, RooflineEfficiency{}.hbm_fraction(gpu),
+                  RooflineEfficiency{}.min_kernel_seconds, gemm.tiles)
             .seconds;
     EXPECT_NEAR(2.0 * gemm.shape.m * gemm.shape.n * gemm.shape.k / seconds, rate, 1e-6 * rate);
   }

@@ -33,7 +33,7 @@ double RooflineEfficiency::attention(const GpuSpec& gpu, const Op& op) const {
 OpTime RooflineModel::op_time(const Op& op, Dtype dtype) const {
   if (op.op_class == OpClass::gemm) {
     const GemmShape shape{op.shape.at(0), op.shape.at(1), op.shape.at(2)};
-    const double seconds = gemm_time(gpu_, shape, op.bytes, op_dtype(op, dtype), eff_.hbm_fraction(gpu_)).seconds;
+    const double seconds = gemm_time(gpu_, shape, op.bytes, op_dtype(op, dtype), eff_.hbm_fraction(gpu_), eff_.min_kernel_seconds).seconds;
     return {std::max(seconds, eff_.min_kernel_seconds), TimeSource::roofline};
   }
   double compute_seconds = 0;

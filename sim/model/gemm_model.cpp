@@ -26,6 +26,9 @@ constexpr double kMemoryLatencyCycles = 400;
 // where M is the narrow side, so the same holds for M.
 constexpr int64_t kMmaGranule = 8;
 
+// Split-K's partial tiles are fp32, the tensor cores' accumulator.
+constexpr double kPartialBytes = 4;
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t narrowed(int tile, int64_t dimension) {
@@ -54,7 +57,7 @@ double peak_flops(const GpuSpec& gpu, Dtype dtype) {
 }
 
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
-                   std::span<const GemmTile> tiles) {
+                   double min_kernel_seconds, std::span<const GemmTile> tiles) {
   const bool fp4 = dtype == Dtype::fp4 && gpu.peak_fp4_flops > 0;
   const bool fp8 = dtype == Dtype::fp8 && gpu.peak_fp8_flops > 0;
   const double clock_hz = sustained_clock_hz(gpu, fp4 || fp8 ? Dtype::fp8 : Dtype::bf16);
@@ -64,18 +67,28 @@ GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtyp
 
   GemmTime best;
   best.compute_seconds = std::numeric_limits<double>::infinity();
+  const double outputs = double(shape.m) * shape.n;
   for (const GemmTile& tile : tiles) {
     const int64_t tile_m = narrowed(tile.m, shape.m), tile_n = narrowed(tile.n, shape.n);
     const int64_t tile_count = ceil_div(shape.m, tile_m) * ceil_div(shape.n, tile_n);
-    const int64_t waves = ceil_div(tile_count, gpu.sm_count);
     const double tile_outputs = double(tile_m) * tile_n;
-    // Every SM of a wave writes its tile at the end of it: the wave's output over HBM.
-    const double epilogue_seconds = tile_outputs * dtype_bytes(dtype) * gpu.sm_count / hbm_bytes_per_second;
-    const double mainloop_seconds = 2 * tile_outputs * shape.k / sm_flops;
-    const double compute_seconds = waves * (prologue_seconds + mainloop_seconds + epilogue_seconds);
-    if (compute_seconds < best.compute_seconds) {
-      best.compute_seconds = compute_seconds;
-      best.tile_m = int(tile_m), best.tile_n = int(tile_n), best.tiles = tile_count, best.waves = waves;
+    const int64_t max_split = std::max<int64_t>(1, gpu.sm_count / tile_count);
+    for (int64_t split = 1; split <= max_split; ++split) {
+      const int64_t waves = ceil_div(tile_count * split, gpu.sm_count);
+      // Every SM of a wave writes its tile at the end of it (in fp32 where split): the wave's output over HBM.
+      const double output_bytes = split > 1 ? kPartialBytes : dtype_bytes(dtype);
+      const double epilogue_seconds = tile_outputs * output_bytes * gpu.sm_count / hbm_bytes_per_second;
+      const double mainloop_seconds = 2 * tile_outputs * (double(shape.k) / split) / sm_flops;
+      const double reduction_seconds =
+          split > 1 ? std::max((split * kPartialBytes + dtype_bytes(dtype)) * outputs / hbm_bytes_per_second,
+                               min_kernel_seconds)
+                    : 0;
+      const double compute_seconds = waves * (prologue_seconds + mainloop_seconds + epilogue_seconds) + reduction_seconds;
+      if (compute_seconds < best.compute_seconds) {
+        best.compute_seconds = compute_seconds;
+        best.tile_m = int(tile_m), best.tile_n = int(tile_n), best.tiles = tile_count, best.waves = waves;
+        best.split_k = int(split);
+      }
     }
   }
   best.memory_seconds = bytes / hbm_bytes_per_second;

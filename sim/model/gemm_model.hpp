@@ -11,6 +11,16 @@
 //             + memory latency x 1 (the first K block, loaded before any MMA)
 //             + tile_m tile_n x element bytes / (HBM bandwidth / sm_count) (the epilogue's write)
 //   compute = waves x tile, with the tile shape that minimises it
+// Where the output has fewer tiles than the GPU has SMs, cuBLAS also splits
+// K into s slices, one thread block each, so that tiles x s fill the SMs
+// (split-K: CUTLASS's "parallel split-K", cuBLAS's splitKreduce_kernel in
+// Nsight traces): each block writes its partial tile in fp32, and a second
+// kernel sums the s partials and writes the output, so
+//   compute = ceil(tiles x s / SMs) x tile(K / s)       (epilogue in fp32)
+//             + max((s x 4 + element bytes) x M x N / HBM bandwidth, one kernel's minimum)
+// with the s (1 .. SMs / tiles) that minimises it. Without it, GEMMs of a few
+// output tiles and a long K (the H200 sweeps: M, N <= 1024, K up to 16K)
+// came out up to 4 times too slow.
 //   time    = max(compute, HBM bytes / achievable HBM bandwidth,
 //                 FLOPs / the fastest GEMM measured on the GPU)
 // The last bound is a measurement, not the model: over a sweep of shapes no
@@ -43,14 +53,17 @@ struct GemmTime {
   double achievable_seconds = 0;  // the FLOPs at the GPU's fastest measured GEMM (0 where none)
   int tile_m = 0, tile_n = 0;  // the tile chosen
   int64_t tiles = 0, waves = 0;
+  int split_k = 1;              // the K slices chosen (1: no split)
 };
 
 // `bytes` is the GEMM's HBM traffic (inputs and output); `hbm_fraction` the
-// share of the spec-sheet HBM bandwidth a streaming kernel achieves. fp8
-// GEMMs run at the fp8 peak with 1-byte elements, everything else at bf16's.
-// The tile is the fastest of `tiles`, as cuBLAS's heuristics roughly pick.
+// share of the spec-sheet HBM bandwidth a streaming kernel achieves;
+// `min_kernel_seconds` the shortest a kernel runs (split-K's reduction is
+// one). fp8 GEMMs run at the fp8 peak with 1-byte elements, everything else
+// at bf16's. The tile and split are the fastest of `tiles` and of the
+// splits, as cuBLAS's heuristics roughly pick.
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
-                   std::span<const GemmTile> tiles = large_gemm_tiles());
+                   double min_kernel_seconds, std::span<const GemmTile> tiles = large_gemm_tiles());
 
 // The clock a GEMM's K loop runs at: the GPU's sustained tensor clock for
 // its data type (fp8's where the GPU has fp8 tensor cores and states one).

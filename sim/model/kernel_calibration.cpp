@@ -79,7 +79,7 @@ double derive_sustained_clock_hz_from_gemm(GpuSpec gpu, const PublishedGemm& gem
   const double hbm_fraction = RooflineEfficiency{}.hbm_fraction(gpu);
   const auto modelled_flops_at = [&](double clock_hz) {
     (fp8 ? gpu.sustained_fp8_tensor_clock_hz : gpu.sustained_tensor_clock_hz) = clock_hz;
-    return flops / gemm_time(gpu, gemm.shape, bytes, gemm.dtype, hbm_fraction, tiles).seconds;
+    return flops / gemm_time(gpu, gemm.shape, bytes, gemm.dtype, hbm_fraction, RooflineEfficiency{}.min_kernel_seconds, tiles).seconds;
   };
   // The measured ceilings bound the model from above; the clock alone is derived.
   gpu.achievable_matmul_bf16_flops = gpu.achievable_matmul_fp8_flops = 0;
