@@ -3,6 +3,7 @@
 #include <limits>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 namespace simtrain {
 
@@ -41,6 +42,16 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
   if (!closed_forms) isolated.assign(isolated.size(), 0);
   comm_of_task_.assign(prog_.tasks.size(), -1);
   route_begin_.push_back(0);
+  std::unordered_map<uint64_t, uint32_t> route_of_pair;  // by src x hosts + dst
+  const auto route_index = [&](const Flow& f) {
+    const uint64_t pair = uint64_t(f.src) * uint64_t(fabric_.num_hosts()) + uint64_t(f.dst);
+    auto [it, added] = route_of_pair.try_emplace(pair, static_cast<uint32_t>(route_begin_.size() - 1));
+    if (added) {
+      for (int link : fabric_.route(f.src, f.dst)) route_links_.push_back(link);
+      route_begin_.push_back(static_cast<uint32_t>(route_links_.size()));
+    }
+    return it->second;
+  };
   for (const Task& t : prog_.tasks) {
     if (!is_lane_comm(t, lanes_)) continue;
     comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
@@ -56,8 +67,7 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
       for_each_lane_flow(prog_, lanes_, plans, t, comm.spans_lanes, [&](const Flow& f, int) {
         if (f.src == f.dst) return;
         flows_.push_back(f);
-        for (int link : fabric_.route(f.src, f.dst)) route_links_.push_back(link);
-        route_begin_.push_back(static_cast<uint32_t>(route_links_.size()));
+        route_of_flow_.push_back(route_index(f));
       });
     comm.flow_count = static_cast<uint32_t>(flows_.size()) - comm.first_flow;
     comms_.push_back(comm);

@@ -45,7 +45,8 @@ public:
   const std::vector<Flow>& all() const { return flows_; }
   // The links of all()[flow]'s route, in order.
   std::span<const int> route(uint32_t flow) const {
-    return {route_links_.data() + route_begin_[flow], route_begin_[flow + 1] - route_begin_[flow]};
+    const uint32_t r = route_of_flow_[flow];
+    return {route_links_.data() + route_begin_[r], route_begin_[r + 1] - route_begin_[r]};
   }
 
 private:
@@ -63,7 +64,11 @@ private:
   std::vector<int32_t> comm_of_task_;  // by task id: index into comms_, or -1
   std::vector<LaneComm> comms_;
   std::vector<Flow> flows_;
-  std::vector<uint32_t> route_begin_;  // by flow, and one past the last flow
+  // Routes, one per pair of hosts that flows join (an all-to-all's flows
+  // repeat the same pairs at every layer and micro-batch): flow f's is
+  // route_links_[route_begin_[r], route_begin_[r + 1]) with r = route_of_flow_[f].
+  std::vector<uint32_t> route_of_flow_;
+  std::vector<uint32_t> route_begin_;  // by route, and one past the last
   std::vector<int> route_links_;
   std::map<std::pair<const CollectivePlan*, int>, ClosedForm> lane_closed_forms_;  // by plan and lane
 };
