@@ -9,31 +9,37 @@ namespace simtrain {
 
 namespace {
 
-// The flows `task`'s lane drives, with the group (or -1 - rank for a
-// transfer) each belongs to.
-template <typename OnFlow>
-void for_each_lane_flow(const Program& prog, const Lanes& lanes, CollectivePlanCache& plans, const Task& task,
-                        bool spans_lanes, OnFlow&& on_flow) {
-  const std::vector<Task> members = lanes.member_tasks(task);
-  if (task.kind == TaskKind::SEND) {
-    for (const Task& mine : members) on_flow(Flow{mine.rank, mine.peer, mine.bytes}, -1 - mine.rank);
-    return;
-  }
-  const int lane = lanes.lane_of_rank(task.rank);
-  for (const Task& mine : members) {
-    for (const Flow& f : plans.plan(task, prog.groups[mine.group]).flows) {
-      const int gpu = f.src < prog.world_size ? f.src : f.dst;
-      if (!spans_lanes || lanes.lane_of_rank(gpu) == lane) on_flow(f, mine.group);
-    }
-    if (!spans_lanes) break;  // one lane drives its one group's flows
-  }
-}
-
 bool is_lane_comm(const Task& task, const Lanes& lanes) {
   return (task.kind == TaskKind::SEND || is_collective(task.kind)) && lanes.is_representative(task.rank);
 }
 
 }  // namespace
+
+const std::vector<Flow>& LaneFlows::lane_part(const CollectivePlan& plan, int lane) {
+  auto [it, added] = lane_parts_.try_emplace({&plan, lane});
+  if (added)
+    for (const Flow& f : plan.flows) {
+      const int gpu = f.src < prog_.world_size ? f.src : f.dst;
+      if (lanes_.lane_of_rank(gpu) == lane) it->second.push_back(f);
+    }
+  return it->second;
+}
+
+template <typename OnFlow>
+void LaneFlows::for_each_lane_flow(const Task& task, bool spans_lanes, CollectivePlanCache& plans, OnFlow&& on_flow) {
+  const std::vector<Task> members = lanes_.member_tasks(task);
+  if (task.kind == TaskKind::SEND) {
+    for (const Task& mine : members) on_flow(Flow{mine.rank, mine.peer, mine.bytes}, -1 - mine.rank);
+    return;
+  }
+  if (!spans_lanes) {  // one lane drives its one group's flows
+    for (const Flow& f : plans.plan(task, prog_.groups[task.group]).flows) on_flow(f, task.group);
+    return;
+  }
+  const int lane = lanes_.lane_of_rank(task.rank);
+  for (const Task& mine : members)
+    for (const Flow& f : lane_part(plans.plan(task, prog_.groups[mine.group]), lane)) on_flow(f, mine.group);
+}
 
 LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
                      const std::set<int>& altered_links, bool closed_forms)
@@ -64,7 +70,7 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
       if (isolated[t.group]) comm.closed_form = closed_form(t, plan, comm.spans_lanes, plans);
     }
     if (!comm.closed_form)
-      for_each_lane_flow(prog_, lanes_, plans, t, comm.spans_lanes, [&](const Flow& f, int) {
+      for_each_lane_flow(t, comm.spans_lanes, plans, [&](const Flow& f, int) {
         if (f.src == f.dst) return;
         flows_.push_back(f);
         route_of_flow_.push_back(route_index(f));
@@ -84,7 +90,7 @@ const ClosedForm* LaneFlows::closed_form(const Task& task, const CollectivePlan&
   auto [it, added] = lane_closed_forms_.try_emplace({&plan, lane});
   if (added) {
     std::map<int, double> link_bytes;
-    for_each_lane_flow(prog_, lanes_, plans, task, true, [&](const Flow& f, int) {
+    for_each_lane_flow(task, true, plans, [&](const Flow& f, int) {
       for (int link : fabric_.route(f.src, f.dst)) link_bytes[link] += f.bytes;
     });
     it->second = {plans.closed_form(plan).seconds, {link_bytes.begin(), link_bytes.end()}};
@@ -96,7 +102,7 @@ const ClosedForm* LaneFlows::closed_form(const Task& task, const CollectivePlan&
 // other group or transfer crosses them, none is degraded or fails) may be
 // timed in closed form: a TP group's collectives (its ring neighbours'
 // routes), an expert group's all-to-alls (every pair's routes).
-std::vector<char> LaneFlows::isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const {
+std::vector<char> LaneFlows::isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) {
   const int no_user = std::numeric_limits<int>::min();
   std::vector<int> first_user(fabric_.links().size(), no_user);
   std::vector<char> shared(fabric_.links().size(), 0);
@@ -110,7 +116,7 @@ std::vector<char> LaneFlows::isolated_groups(const std::set<int>& altered_links,
                                               : std::make_tuple(static_cast<int>(t.kind), t.group, t.count, t.bytes,
                                                                 spans ? lane : -1);
     if (!seen.insert(key).second) continue;
-    for_each_lane_flow(prog_, lanes_, plans, t, spans, [&](const Flow& f, int user) {
+    for_each_lane_flow(t, spans, plans, [&](const Flow& f, int user) {
       for (int link : fabric_.route(f.src, f.dst)) {
         if (first_user[link] == no_user) first_user[link] = user;
         if (first_user[link] != user) shared[link] = 1;

@@ -50,7 +50,13 @@ public:
   }
 
 private:
-  std::vector<char> isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans) const;
+  std::vector<char> isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans);
+  // Calls on_flow(flow, group, or -1 - rank for a transfer) for each flow `task`'s lane drives.
+  template <typename OnFlow>
+  void for_each_lane_flow(const Task& task, bool spans_lanes, CollectivePlanCache& plans, OnFlow&& on_flow);
+  // The flows of `plan` that leave `lane`'s GPUs (or reach them from a
+  // parameter server): what the lane drives of a group spanning lanes.
+  const std::vector<Flow>& lane_part(const CollectivePlan& plan, int lane);
   // The closed form of `task`'s collective over an isolated group, or null
   // where flows must time it: an all-to-all has one where it is exact, and a
   // group spanning lanes one for an all-to-all only, each lane's carrying its
@@ -71,6 +77,7 @@ private:
   std::vector<uint32_t> route_begin_;  // by route, and one past the last
   std::vector<int> route_links_;
   std::map<std::pair<const CollectivePlan*, int>, ClosedForm> lane_closed_forms_;  // by plan and lane
+  std::map<std::pair<const CollectivePlan*, int>, std::vector<Flow>> lane_parts_;     // by plan and lane
 };
 
 }  // namespace simtrain
