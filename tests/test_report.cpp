@@ -396,5 +396,19 @@ TEST(FreeCommunication, EveryExposedFigureIsZeroAndTheStepIsComputePlusIdle) {
   }
 }
 
+// Ranks reading another rank's stored list run its works: the compute time
+// sources count every rank's ops all the same.
+TEST(ComputeTimeSources, CountEveryRanksOps) {
+  const Simulation sim = simulate(fixtures::scenario_from(every_parallelism()));
+  ASSERT_LT(sim.program.tasks.stored_tasks(), sim.program.tasks.size());  // some ranks read translated
+  long long ops = 0;
+  for (const Task& t : sim.program.tasks)
+    if (t.work >= 0) ops += static_cast<long long>(sim.program.works[t.work].ops.size());
+  long long counted = 0;
+  for (const auto& [op_class, by_source] : sim.report.time_sources)
+    for (const auto& [source, count] : by_source) counted += count;
+  EXPECT_EQ(counted, ops);
+}
+
 }  // namespace
 }  // namespace simtrain

@@ -22,6 +22,7 @@
 #include "sim/engine/replay_platform.hpp"
 #include "sim/engine/replica_classes.hpp"
 #include "sim/engine/simgrid_setup.hpp"
+#include "sim/engine/simulated_tasks.hpp"
 #include "sim/engine/timeline_bytes.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -82,21 +83,18 @@ public:
         flows_((say_phase("setting up: flows"),
                 LaneFlows(prog_, fabric_, lanes_, plans_, altered_links_, !options_.flow_level))),
         classes_((say_phase("setting up: replica classes"),
-                  ReplicaClasses(prog_, fabric_, lanes_, flows_, link_bytes_per_second_, altered_links_, options_))) {
-    timing_.resize(prog_.tasks.size());
-    done_.assign(prog_.tasks.size(), 0);
-    posted_.assign(prog_.tasks.size(), 0);
-    transferred_.assign(prog_.tasks.size(), 0);
-    receive_of_send_.assign(prog_.tasks.size(), -1);
+                  ReplicaClasses(prog_, fabric_, lanes_, flows_, link_bytes_per_second_, altered_links_, options_))),
+        simulated_(prog_, [&](int rank) { return classes_.simulated(rank) && lanes_.is_representative(rank); }),
+        timing_(simulated_, TaskTiming{}), done_(simulated_, 0), posted_(simulated_, 0), transferred_(simulated_, 0),
+        receive_of_send_(simulated_, -1) {
     if (options_.host.simulated()) {
-      launched_.assign(prog_.tasks.size(), 0);
-      launched_at_.assign(prog_.tasks.size(), 0.0);
-      host_released_.assign(prog_.tasks.size(), 0);
-      host_returns_at_.assign(prog_.tasks.size(), 0.0);
+      launched_ = BySimulatedTask<char>(simulated_, 0);
+      launched_at_ = BySimulatedTask<double>(simulated_, 0.0);
+      host_released_ = BySimulatedTask<char>(simulated_, 0);
+      host_returns_at_ = BySimulatedTask<double>(simulated_, 0.0);
       host_wait_seconds_.assign(prog_.world_size, 0.0);
     }
-    for (const Task& t : prog_.tasks)
-      if (t.kind == TaskKind::RECV) receive_of_send_[prog_.deps(t).front()] = t.id;
+    find_receives();
   }
 
   Timeline run() {
@@ -126,7 +124,8 @@ public:
       source[r] = lanes_.lane_of(classes_.representative_of_rank()[r]).members[0];
     return source;
   }
-  const std::vector<TaskTiming>& timings() const { return timing_; }
+  // The times of the tasks of timing_sources(), source after source in rank order, each list in order.
+  const std::vector<TaskTiming>& source_timings() const { return timing_.values(); }
 
 private:
   // What the actors of a lane wait on for each other's tasks.
@@ -136,12 +135,40 @@ private:
     int waiting = 0;  // actors blocked on `changed`: a raise with none wakes nobody
   };
 
+  // The tasks with network work (LaneFlows::comm) of the lane representatives
+  // that `accept`, in id order; no other rank's task has any.
+  template <typename Accept>
+  std::vector<int> lane_comms(Accept&& accept) const {
+    std::vector<int> ids;
+    for (int rank = 0; rank < prog_.world_size; ++rank)
+      if (lanes_.is_representative(rank) && accept(rank))
+        for (int id : prog_.rank_tasks(rank))
+          if (flows_.comm(id)) ids.push_back(id);
+    if (!prog_.tasks.numbered_rank_by_rank()) std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  std::vector<int> simulated_lane_comms() const {
+    return lane_comms([&](int rank) { return classes_.simulated(rank); });
+  }
+
+  // By SEND that an actor runs: its RECV, found on its peer's list.
+  void find_receives() {
+    std::set<int> peers;
+    for (int id : simulated_lane_comms())
+      if (const Task send = prog_.tasks[id]; send.kind == TaskKind::SEND) peers.insert(send.peer);
+    for (int peer : peers)
+      for (int id : prog_.rank_tasks(peer))
+        if (prog_.tasks[id].kind == TaskKind::RECV)
+          if (const int send = prog_.deps(id).front(); simulated_.contains(send)) receive_of_send_[send] = id;
+  }
+
   // Calls on_flow(flow index) for each flow an actor sends.
   template <typename OnFlow>
   void for_each_simulated_flow(OnFlow&& on_flow) const {
-    for (const Task& t : prog_.tasks)
-      if (const LaneComm* comm = flows_.comm(t.id); comm && classes_.simulated(t.rank))
-        for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f) on_flow(f);
+    for (int id : simulated_lane_comms()) {
+      const LaneComm& comm = *flows_.comm(id);
+      for (uint32_t f = comm.first_flow; f < comm.first_flow + comm.flow_count; ++f) on_flow(f);
+    }
   }
 
   // GPUs that run actors or receive their flows.
@@ -170,9 +197,9 @@ private:
       return it->second;
     };
     sends_of_comm_.assign(flows_.all().size() + 1, {0, 0});  // a work without flows may start one past the last
-    for (const Task& t : prog_.tasks) {
-      const LaneComm* comm = flows_.comm(t.id);
-      if (!comm || !classes_.simulated(t.rank) || comm->flow_count == 0) continue;
+    for (int id : simulated_lane_comms()) {
+      const LaneComm* comm = flows_.comm(id);
+      if (comm->flow_count == 0) continue;
       // Flows alike: their weighted route, latency, bytes and rate bound; by
       // key, the first such flow and how many, in the order first seen.
       using Key = std::tuple<std::vector<WeightedLink>, double, double, double>;
@@ -211,22 +238,24 @@ private:
       const int rep = lanes_[l].members[0];
       if (!classes_.simulated(rep)) continue;
       for (TaskQueue& queue : task_queues(prog_, rep)) {
-        std::vector<int> ids;
+        // Read once here: an actor reads each of its tasks several times. A
+        // passive RECV is left out: it completes with its SEND.
+        std::vector<Task> tasks;
         for (int id : queue.tasks)
-          if (!is_passive_receive(prog_.tasks[id])) ids.push_back(id);  // it completes with its SEND
-        if (ids.empty()) continue;
-        actor_tasks_ += ids.size();
+          if (const Task task = prog_.tasks[id]; !is_passive_receive(task)) tasks.push_back(task);
+        if (tasks.empty()) continue;
+        actor_tasks_ += tasks.size();
         const std::string name = "rank" + std::to_string(rep) + "-" + to_string(queue.stream);
-        sg4::Actor::create(name, platform_.hosts[rep], [this, ids = std::move(ids)] {
+        sg4::Actor::create(name, platform_.hosts[rep], [this, tasks = std::move(tasks)] {
           try {
-            for (size_t i = 0; i < ids.size();) {
-              if (!is_paired(prog_.tasks[ids[i]])) {
-                execute(prog_.tasks[ids[i++]]);
+            for (size_t i = 0; i < tasks.size();) {
+              if (!is_paired(tasks[i])) {
+                execute(tasks[i++]);
                 continue;
               }
               size_t end = i + 1;
-              while (end < ids.size() && prog_.tasks[ids[end]].joins_batch) ++end;
-              run_batch(std::span<const int>(ids).subspan(i, end - i));
+              while (end < tasks.size() && tasks[end].joins_batch) ++end;
+              run_batch(std::span<const Task>(tasks).subspan(i, end - i));
               i = end;
             }
           } catch (const JobStopped&) {
@@ -335,7 +364,7 @@ private:
   // Waits until `flags[id]` is set (by raise), `id` a simulated task.
   // SimGrid runs one actor at a time and switches only in its calls, so a
   // flag read between them is current; the mutex only pairs with the wait.
-  void wait_until(const std::vector<char>& flags, int id) {
+  void wait_until(const BySimulatedTask<char>& flags, int id) {
     if (flags[id]) return;
     LaneSync& lane = lane_sync_of_task(id);
     lane.waiting += 1;
@@ -346,7 +375,7 @@ private:
 
   // Sets `flags[id]`; wakes the lane's waiters only where there are some,
   // which spares the hot path (a raise per task) three SimGrid calls.
-  void raise(std::vector<char>& flags, int id) {
+  void raise(BySimulatedTask<char>& flags, int id) {
     flags[id] = 1;
     if (LaneSync& lane = lane_sync_of_task(id); lane.waiting > 0) lane.changed->notify_all();
   }
@@ -361,7 +390,7 @@ private:
     if ((simulated_tasks_ & 255) == 0) report_progress();
   }
 
-  LaneSync& lane_sync_of_task(int id) { return lane_sync_[lanes_.lane_of_rank(prog_.tasks[id].rank)]; }
+  LaneSync& lane_sync_of_task(int id) { return lane_sync_[lanes_.lane_of_rank(prog_.tasks.rank_of(id))]; }
 
   void say_phase(const std::string& phase) const { send_progress_(std::string(kPhaseMessage) + phase); }
 
@@ -467,21 +496,21 @@ private:
   // ends when its flows do: each task's time is its own transfer's, so that
   // waiting for a peer to post (or for another transfer of the batch to
   // start) is idle, not communication.
-  void run_batch(std::span<const int> batch) {
-    for (int id : batch) wait_for_launch(prog_.tasks[id]);
-    for (int id : batch)
-      if (prog_.tasks[id].kind == TaskKind::SEND)
-        for (int dep : prog_.deps(id)) wait_for(dep);
-    for (int id : batch)
-      if (prog_.tasks[id].kind == TaskKind::RECV) raise(posted_, id);
-    for (int id : batch)
-      if (prog_.tasks[id].kind == TaskKind::SEND) start_transfer(prog_.tasks[id]);
-    for (int id : batch) {
-      const int send = prog_.tasks[id].kind == TaskKind::SEND ? id : ran_as(prog_.deps(id).front());
+  void run_batch(std::span<const Task> batch) {
+    for (const Task& task : batch) wait_for_launch(task);
+    for (const Task& task : batch)
+      if (task.kind == TaskKind::SEND)
+        for (int dep : prog_.deps(task)) wait_for(dep);
+    for (const Task& task : batch)
+      if (task.kind == TaskKind::RECV) raise(posted_, task.id);
+    for (const Task& task : batch)
+      if (task.kind == TaskKind::SEND) start_transfer(task);
+    for (const Task& task : batch) {
+      const int send = task.kind == TaskKind::SEND ? task.id : ran_as(prog_.deps(task).front());
       wait_until(transferred_, send);
-      timing_[id] = timing_[send];
+      timing_[task.id] = timing_[send];
     }
-    for (int id : batch) mark_done(prog_.tasks[id]);
+    for (const Task& task : batch) mark_done(task);
   }
 
   // An actor of its own waits for the SEND's RECV to be posted and sends
@@ -500,13 +529,13 @@ private:
     });
   }
 
-  // The step's figures; each task's times stay in timings(), by the ranks
-  // that ran them (timing_sources()).
+  // The step's figures; each task's times stay in source_timings(), by the
+  // ranks that ran them (timing_sources()).
   Timeline finish() {
     Timeline timeline;
     timeline.stopped = stopped_;
     timeline.stop_reason = stop_reason_;
-    for (const TaskTiming& timing : timing_) timeline.step_seconds = std::max(timeline.step_seconds, timing.end);
+    for (const TaskTiming& timing : timing_.values()) timeline.step_seconds = std::max(timeline.step_seconds, timing.end);
     if (stopped_) timeline.step_seconds = stop_seconds_;
     timeline.flows = flows_sent_;
     timeline.closed_form_collectives = closed_form_;
@@ -528,9 +557,9 @@ private:
   std::vector<LinkLoad> busiest_links() const {
     std::vector<double> link_bytes(fabric_.links().size(), 0.0);
     if (!options_.free_communication)
-      for (const Task& t : prog_.tasks) {
-        const LaneComm* comm = flows_.comm(t.id);
-        if (!comm || timing_[ran_as(t.id)].start < 0) continue;
+      for (int id : lane_comms([](int) { return true; })) {
+        const LaneComm* comm = flows_.comm(id);
+        if (timing_[ran_as(id)].start < 0) continue;
         if (comm->closed_form)
           for (const auto& [link, bytes] : comm->closed_form->link_bytes) link_bytes[link] += bytes;
         for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f)
@@ -568,18 +597,19 @@ private:
   };
   std::vector<Send> sends_;
   std::vector<std::pair<uint32_t, uint32_t>> sends_of_comm_;  // by a comm's first flow: its range of sends_
-  std::vector<char> done_;
-  std::vector<char> posted_;       // by RECV: posted in its batch (paired)
-  std::vector<char> transferred_;  // by SEND: its transfer is over (paired)
-  std::vector<int> receive_of_send_;  // by SEND: its RECV
+  const SimulatedTasks simulated_;  // what the state below is by
+  BySimulatedTask<TaskTiming> timing_;
+  BySimulatedTask<char> done_;
+  BySimulatedTask<char> posted_;       // by RECV: posted in its batch (paired)
+  BySimulatedTask<char> transferred_;  // by SEND: its transfer is over (paired)
+  BySimulatedTask<int> receive_of_send_;  // by SEND: its RECV
   // With simulated hosts, by task: launched by its rank's host, and when.
-  std::vector<char> launched_;
-  std::vector<double> launched_at_;
+  BySimulatedTask<char> launched_;
+  BySimulatedTask<double> launched_at_;
   // By compute task that synchronises: its host may go on, at host_returns_at_.
-  std::vector<char> host_released_;
-  std::vector<double> host_returns_at_;
+  BySimulatedTask<char> host_released_;
+  BySimulatedTask<double> host_returns_at_;
   std::vector<double> host_wait_seconds_;  // by rank: its compute stream waiting for launches
-  std::vector<TaskTiming> timing_;
   bool stopped_ = false;
   std::string stop_reason_;
   double stop_seconds_ = 0;
@@ -613,13 +643,14 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
       [&](const ProgressSender& send_progress) {
         Replay simulation(program, fabric, work_seconds, options, send_progress);
         const Timeline figures = simulation.run();
-        return timeline_to_bytes(figures, program, simulation.timing_sources(), simulation.timings());
+        return timeline_to_bytes(figures, simulation.timing_sources(), simulation.source_timings());
       },
       child);
   Timeline timeline = timeline_from_bytes(bytes, program);
   if (!timeline.stopped)
-    for (const Task& t : program.tasks)
-      if (timeline.tasks[t.id].end < 0) throw std::logic_error("task never ran: " + task_name(program, t));
+    for (size_t id = 0; id < timeline.tasks.size(); ++id)
+      if (timeline.tasks[id].end < 0)
+        throw std::logic_error("task never ran: " + task_name(program, program.tasks[static_cast<int>(id)]));
   return timeline;
 }
 

@@ -25,29 +25,22 @@ Lanes::Lanes(const Program& program, const std::vector<double>& gpu_speed_factor
     for (int member : lane.members)
       if (!gpu_speed_factors.empty()) lane.speed = std::min(lane.speed, gpu_speed_factors[member]);
   // Each member's task list mirrors the representative's, position by position.
-  rep_task_.assign(prog_.tasks.size(), -1);
-  for (const Lane& lane : lanes_) {
-    const RankTaskIds rep = prog_.rank_tasks(lane.members[0]);
+  for (const Lane& lane : lanes_)
     for (int member : lane.members) {
       const std::string difference = task_list_difference(prog_, lane.members[0], member);
       if (!difference.empty()) throw std::logic_error("TP ranks with different task lists: " + difference);
-      const RankTaskIds mine = prog_.rank_tasks(member);
-      for (size_t i = 0; i < mine.size(); ++i) rep_task_[mine[i]] = rep[i];
     }
-  }
+}
+
+int Lanes::representative_task(int id) const {
+  return prog_.rank_tasks(lane_of(prog_.tasks.rank_of(id)).members[0])[prog_.tasks.position_in_rank(id)];
 }
 
 std::vector<Task> Lanes::member_tasks(const Task& rep_task) const {
   std::vector<Task> tasks;
-  const size_t position = position_in_rank(rep_task);
+  const int position = prog_.tasks.position_in_rank(rep_task.id);
   for (int member : lane_of(rep_task.rank).members) tasks.push_back(prog_.tasks[prog_.rank_tasks(member)[position]]);
   return tasks;
-}
-
-size_t Lanes::position_in_rank(const Task& task) const {
-  const RankTaskIds list = prog_.rank_tasks(task.rank);
-  auto it = std::lower_bound(list.begin(), list.end(), task.id);  // ids grow along a rank's list
-  return static_cast<size_t>(it - list.begin());
 }
 
 }  // namespace simtrain

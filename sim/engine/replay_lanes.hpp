@@ -32,16 +32,14 @@ public:
     return lane_of_rank(group.ranks.front()) != lane_of_rank(group.ranks.back());
   }
   // The representative's task that stands for task `id`.
-  int representative_task(int id) const { return rep_task_[id]; }
+  int representative_task(int id) const;
   // The task at `rep_task`'s position on each member of its lane, the representative's own first.
   std::vector<Task> member_tasks(const Task& rep_task) const;
 
 private:
-  size_t position_in_rank(const Task& task) const;
-
   const Program& prog_;
   std::vector<Lane> lanes_;
-  std::vector<int> lane_of_rank_, rep_task_;
+  std::vector<int> lane_of_rank_;
 };
 
 }  // namespace simtrain

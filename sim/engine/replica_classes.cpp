@@ -119,18 +119,12 @@ void ReplicaClasses::find_replicas() {
   }
 }
 
-int ReplicaClasses::position_in_rank(int id) const {
-  const RankTaskIds ids = prog_.rank_tasks(prog_.tasks[id].rank);
-  if (prog_.tasks.numbered_rank_by_rank()) return id - ids.front();  // a built Program's rank holds consecutive ids
-  return static_cast<int>(std::find(ids.begin(), ids.end(), id) - ids.begin());
-}
-
 int ReplicaClasses::stand_in(int id) const {
-  const int rank = prog_.tasks[id].rank;
+  const int rank = prog_.tasks.rank_of(id);
   const int rep_replica = representatives_[class_of_replica_[replica_of(rank)]];
-  const int on_rep = rep_replica == replica_of(rank)
-                         ? id
-                         : prog_.rank_tasks(ranks_of_replica_[rep_replica][slot_of_rank_[rank]])[position_in_rank(id)];
+  const int on_rep = rep_replica == replica_of(rank) ? id
+                                                     : prog_.rank_tasks(ranks_of_replica_[rep_replica][slot_of_rank_[rank]])
+                                                           [prog_.tasks.position_in_rank(id)];
   return lanes_.representative_task(on_rep);
 }
 
@@ -141,8 +135,8 @@ int ReplicaClasses::stand_in(int id) const {
 std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   std::vector<uint64_t> signature(replicas_, 0);
   auto place = [&](int id) {  // a task's place in any replica: its rank's slot and its position there
-    return (static_cast<uint64_t>(slot_of_rank_[prog_.tasks[id].rank]) << 32) |
-           static_cast<uint32_t>(position_in_rank(id));
+    return (static_cast<uint64_t>(slot_of_rank_[prog_.tasks.rank_of(id)]) << 32) |
+           static_cast<uint32_t>(prog_.tasks.position_in_rank(id));
   };
   for (int r = 0; r < prog_.world_size; ++r) {
     if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
@@ -156,7 +150,7 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
       h = combine(h, t.bytes);
       if (t.peer >= 0) h = combine(h, t.peer < prog_.world_size ? slot_of_rank_[t.peer] : t.peer);
       for (int dep : prog_.deps(t)) {
-        const int dep_replica = replica_of(prog_.tasks[dep].rank);
+        const int dep_replica = replica_of(prog_.tasks.rank_of(dep));
         // A task of another replica is unlike any.
         h = combine(combine(h, place(dep)), dep_replica == replica_of(r) ? -1 : dep_replica);
       }

@@ -78,7 +78,6 @@ private:
   };
   int replica_of(int rank) const { return replica_of_rank_[rank]; }
   void find_replicas();
-  int position_in_rank(int id) const;
   std::vector<uint64_t> structure_signatures() const;
   std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
                                        const std::set<int>& altered_links) const;

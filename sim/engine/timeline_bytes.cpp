@@ -36,10 +36,11 @@ std::string take_text(const std::string& in, size_t& offset) {
   return in.substr(offset - size, size);
 }
 
-template <typename T>
-void append_array(std::string& out, const std::vector<T>& values) {
+// A contiguous range of values (a vector, a span): its size, then its bytes.
+template <typename Range>
+void append_array(std::string& out, const Range& values) {
   append(out, static_cast<uint64_t>(values.size()));
-  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(*values.data()));
 }
 
 template <typename T>
@@ -56,8 +57,8 @@ bool is_pre_posted_receive(const Task& task) { return task.kind == TaskKind::REC
 
 }  // namespace
 
-std::string timeline_to_bytes(const Timeline& figures, const Program& program, const std::vector<int>& timing_source,
-                              std::span<const TaskTiming> timing_by_id) {
+std::string timeline_to_bytes(const Timeline& figures, const std::vector<int>& timing_source,
+                              std::span<const TaskTiming> source_timings) {
   std::string out;
   append(out, figures.step_seconds);
   append(out, figures.flows);
@@ -76,10 +77,6 @@ std::string timeline_to_bytes(const Timeline& figures, const Program& program, c
   }
   append_array(out, figures.host_wait_seconds);
   append_array(out, timing_source);
-  std::vector<TaskTiming> source_timings;
-  for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank)
-    if (timing_source[rank] == rank)
-      for (int id : program.rank_tasks(rank)) source_timings.push_back(timing_by_id[id]);
   append_array(out, source_timings);
   return out;
 }
@@ -130,12 +127,20 @@ Timeline timeline_from_bytes(const std::string& bytes, const Program& program) {
     const size_t first = first_timing[timing_source[rank]];
     for (size_t i = 0; i < mine.size(); ++i) timeline.tasks[mine[i]] = source_timings[first + i];
   }
-  // A pre-posted RECV spans the transfer of the SEND its source's RECV receives.
+  // A pre-posted RECV spans the transfer of the SEND its source's RECV
+  // receives: by source, each such RECV's position and that SEND, read once
+  // for all the ranks taking the source's times.
+  std::vector<std::vector<std::pair<size_t, int>>> pre_posted(timing_source.size());
   for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank) {
-    const RankTaskIds mine = program.rank_tasks(rank), source = program.rank_tasks(timing_source[rank]);
-    for (size_t i = 0; i < mine.size(); ++i)
+    if (timing_source[rank] != rank) continue;
+    const RankTaskIds source = program.rank_tasks(rank);
+    for (size_t i = 0; i < source.size(); ++i)
       if (is_pre_posted_receive(program.tasks[source[i]]))
-        timeline.tasks[mine[i]] = timeline.tasks[program.deps(source[i]).front()];
+        pre_posted[rank].emplace_back(i, program.deps(source[i]).front());
+  }
+  for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank) {
+    const RankTaskIds mine = program.rank_tasks(rank);
+    for (const auto& [position, send] : pre_posted[timing_source[rank]]) timeline.tasks[mine[position]] = timeline.tasks[send];
   }
   return timeline;
 }

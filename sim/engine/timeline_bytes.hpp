@@ -18,11 +18,11 @@
 namespace simtrain {
 
 // `figures`: the Timeline but its tasks. `timing_source`: by rank, the rank
-// whose times it takes (itself where it ran its own). `timing_by_id`: by task
-// id, set at least for the sources' tasks that ran (a pre-posted RECV, which
-// only spans its SEND's transfer, is not read: it takes its SEND's times).
-std::string timeline_to_bytes(const Timeline& figures, const Program& program, const std::vector<int>& timing_source,
-                              std::span<const TaskTiming> timing_by_id);
+// whose times it takes (itself where it ran its own). `source_timings`: the
+// times of the sources' tasks, source after source in rank order, each in
+// its list's order (a pre-posted RECV's are not read: it takes its SEND's).
+std::string timeline_to_bytes(const Timeline& figures, const std::vector<int>& timing_source,
+                              std::span<const TaskTiming> source_timings);
 
 // The Timeline of `program`, every rank's tasks with their times (live is
 // never sent). Throws std::runtime_error for bytes that end too soon, go on

@@ -11,7 +11,10 @@ namespace {
 
 constexpr size_t kContextRows = 3;  // shown either side of the first difference
 
-std::optional<size_t> first_kind_difference(const Program& program, RankTaskIds a, RankTaskIds b) {
+std::optional<size_t> first_kind_difference(const Program& program, int rank, int other_rank) {
+  const RankTaskIds a = program.rank_tasks(rank), b = program.rank_tasks(other_rank);
+  // Ranks reading one stored list differ in the ranks and groups they name only.
+  if (program.tasks.source_rank(rank) == program.tasks.source_rank(other_rank)) return std::nullopt;
   const size_t common = std::min(a.size(), b.size());
   for (size_t i = 0; i < common; ++i)
     if (program.tasks[a[i]].kind != program.tasks[b[i]].kind) return i;
@@ -26,8 +29,7 @@ std::string padded(const std::string& text, size_t width) {
 }  // namespace
 
 std::string task_list_difference(const Program& program, int rank, int other_rank) {
-  const std::optional<size_t> difference =
-      first_kind_difference(program, program.rank_tasks(rank), program.rank_tasks(other_rank));
+  const std::optional<size_t> difference = first_kind_difference(program, rank, other_rank);
   if (!difference) return "";
   const std::vector<std::string> left = short_forms(program, rank), right = short_forms(program, other_rank);
   const size_t begin = *difference - std::min(*difference, kContextRows);

@@ -17,7 +17,24 @@ int32_t DependencyTranslation::operator()(int32_t stored_dep) const {
 
 int TaskTable::rank_of(int id) const {
   if (every_list_stored()) return stored_[id].rank;
-  return static_cast<int>(std::upper_bound(rank_begin_.begin(), rank_begin_.end(), id) - rank_begin_.begin()) - 1;
+  // Between the ranks holding this block's first id and the next block's.
+  const size_t block = static_cast<size_t>(id / kIdsPerBlock);
+  const int32_t low = rank_of_block_[block];
+  const int32_t high = block + 1 < rank_of_block_.size() ? rank_of_block_[block + 1] : rank_lists() - 1;
+  return static_cast<int>(std::upper_bound(rank_begin_.begin() + low + 1, rank_begin_.begin() + high + 1, id) -
+                          rank_begin_.begin()) -
+         1;
+}
+
+int TaskTable::position_in_rank(int id) const {
+  return (issue_order_.empty() ? id : issue_position_[id]) - rank_begin_[rank_of(id)];
+}
+
+// Indexes the blocks of ids that ranks from `rank` on begin, their lists ending at rank_begin_.
+void TaskTable::index_ranks_from(int rank) {
+  for (; rank < rank_lists(); ++rank)
+    while (static_cast<int64_t>(rank_of_block_.size()) * kIdsPerBlock < rank_begin_[rank + 1])
+      rank_of_block_.push_back(rank);
 }
 
 int32_t TaskTable::stored_index(int id, int rank) const {
@@ -84,6 +101,7 @@ void TaskTable::end_rank() {
   source_rank_.push_back(rank_lists());
   rank_begin_.push_back(task_count_);
   stored_begin_.push_back(static_cast<int32_t>(stored_.size()));
+  index_ranks_from(rank_lists() - 1);
 }
 
 void TaskTable::set_groups_of_rank(std::vector<int32_t> groups_of_rank, int kinds) {
@@ -108,6 +126,7 @@ void TaskTable::add_translated_rank(int source) {
   task_count_ += rank_begin_[source + 1] - rank_begin_[source];
   rank_begin_.push_back(task_count_);
   stored_begin_.push_back(static_cast<int32_t>(stored_.size()));
+  index_ranks_from(rank_lists() - 1);
   ++translated_ranks_;
 }
 
@@ -126,6 +145,10 @@ void TaskTable::set_rank_tasks(const std::vector<std::vector<int>>& ids_of_rank)
   for (size_t i = 0; i < issue_order_.size() && ids_in_issue_order; ++i)
     ids_in_issue_order = issue_order_[i] == static_cast<int32_t>(i);
   if (ids_in_issue_order) issue_order_.clear();
+  issue_position_.assign(issue_order_.empty() ? 0 : size(), -1);
+  for (size_t i = 0; i < issue_order_.size(); ++i) issue_position_[issue_order_[i]] = static_cast<int32_t>(i);
+  rank_of_block_.clear();
+  index_ranks_from(0);
 }
 
 Task& TaskTable::stored(int id) {
@@ -170,7 +193,8 @@ size_t TaskTable::dependency_bytes() const { return reserved_bytes(dep_begin_) +
 
 size_t TaskTable::bytes() const {
   return reserved_bytes(stored_) + dependency_bytes() + reserved_bytes(rank_begin_) + reserved_bytes(issue_order_) +
-         reserved_bytes(stored_begin_) + reserved_bytes(source_rank_) + reserved_bytes(groups_of_rank_);
+         reserved_bytes(issue_position_) + reserved_bytes(rank_of_block_) + reserved_bytes(stored_begin_) +
+         reserved_bytes(source_rank_) + reserved_bytes(groups_of_rank_);
 }
 
 }  // namespace simtrain

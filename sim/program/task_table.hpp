@@ -125,7 +125,10 @@ public:
   int rank_lists() const { return static_cast<int>(rank_begin_.size()) - 1; }
   // The rank whose stored list `rank` reads (itself where its list is stored).
   int source_rank(int rank) const { return every_list_stored() ? rank : source_rank_[rank]; }
+  // The rank whose list holds task `id`, without reading (translating) the task.
   int rank_of(int id) const;
+  // Task `id`'s place in its rank's list: rank_tasks(rank_of(id))[position_in_rank(id)] == id.
+  int position_in_rank(int id) const;
   // Whether each rank's list holds consecutive ids, rank after rank (as build_program numbers them).
   bool numbered_rank_by_rank() const { return issue_order_.empty(); }
 
@@ -164,6 +167,7 @@ private:
   int32_t stored_index(int id, int rank) const;
   Task task_on_rank(int id, int rank) const;
   Task translated(Task task, int rank) const;
+  void index_ranks_from(int rank);
 
   bool every_list_stored() const { return translated_ranks_ == 0; }
 
@@ -175,6 +179,12 @@ private:
   // issue order, which is `issue_order_`, or the ids themselves when it is empty.
   std::vector<int32_t> rank_begin_ = {0};
   std::vector<int32_t> issue_order_;
+  std::vector<int32_t> issue_position_;  // by id, where issue_order_ is set: its place there
+  // By block of kIdsPerBlock ids: the rank whose list holds the block's first
+  // id (lists numbered rank by rank), so that rank_of searches the few ranks
+  // between one block's and the next's instead of every rank.
+  static constexpr int kIdsPerBlock = 256;
+  std::vector<int32_t> rank_of_block_;
   // Rank r's stored tasks: stored_[stored_begin_[r], stored_begin_[r + 1]),
   // none where it reads source_rank_[r]'s list.
   std::vector<int32_t> stored_begin_ = {0};

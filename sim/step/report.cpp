@@ -90,6 +90,19 @@ int activity_level(const Task& task) {
   }
 }
 
+// By work, how many tasks run it: each stored list's count once for every
+// rank reading it (a translated task runs its source's work).
+std::vector<long long> work_uses(const Program& program) {
+  std::vector<long long> readers(program.rank_lists(), 0);
+  for (int rank = 0; rank < program.rank_lists(); ++rank) ++readers[program.tasks.source_rank(rank)];
+  std::vector<long long> uses(program.works.size(), 0);
+  for (int rank = 0; rank < program.rank_lists(); ++rank)
+    if (readers[rank] > 0)
+      for (int id : program.rank_tasks(rank))
+        if (const int work = program.tasks[id].work; work >= 0) uses[work] += readers[rank];
+  return uses;
+}
+
 // Splits every rank's time, and the communication/compute ratios over them.
 void add_comm_ratios(StepReport& r, const Program& program, const Timeline& timeline) {
   const double n = program.world_size;
@@ -123,10 +136,13 @@ TimeSplit split_rank_time(const Program& program, const Timeline& timeline, int 
     int delta;
   };
   std::vector<Edge> edges;
-  for (int id : program.rank_tasks(rank)) {
-    const TaskTiming& t = timeline.tasks[id];
+  // A task's level (its kind and dimension) is that of its stored original,
+  // read untranslated from the list the rank reads.
+  const RankTaskIds ids = program.rank_tasks(rank), stored = program.rank_tasks(program.tasks.source_rank(rank));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const TaskTiming& t = timeline.tasks[ids[i]];
     if (t.end <= t.start) continue;
-    const int level = activity_level(program.tasks[id]);
+    const int level = activity_level(program.tasks[stored[i]]);
     edges.push_back({t.start, level, +1});
     edges.push_back({t.end, level, -1});
   }
@@ -204,9 +220,7 @@ StepReport make_report(const Scenario& s, const Workload& w, const Program& prog
   }
   r.out_of_memory = r.peak_memory_bytes > r.gpu_memory_bytes;
 
-  std::vector<long long> uses(program.works.size(), 0);
-  for (const Task& t : program.tasks)
-    if (t.work >= 0) ++uses[t.work];
+  const std::vector<long long> uses = work_uses(program);
   for (size_t i = 0; i < program.works.size(); ++i)
     for (const Op& op : program.works[i].ops)
       r.time_sources[to_string(op.op_class)][to_string(cost_model.op_time(op, s.training.dtype).source)] += uses[i];
