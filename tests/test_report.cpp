@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "sim/base/text_format.hpp"
 #include "sim/engine/simulate.hpp"
@@ -408,6 +409,22 @@ TEST(ComputeTimeSources, CountEveryRanksOps) {
   for (const auto& [op_class, by_source] : sim.report.time_sources)
     for (const auto& [source, count] : by_source) counted += count;
   EXPECT_EQ(counted, ops);
+}
+
+// TP ranks of one lane run at the same times: the report splits one and
+// gives the others its split, which is each one's own.
+TEST(RankSplits, EveryRanksSplitIsItsOwn) {
+  const Simulation sim = simulate(fixtures::scenario_from(every_parallelism()));
+  const StepReport& r = sim.report;
+  ASSERT_EQ(r.ranks.size(), static_cast<size_t>(sim.program.world_size));
+  auto figures = [](const TimeSplit& t) {
+    return std::tuple(t.compute_seconds, t.exposed_tp_seconds, t.exposed_ep_seconds, t.exposed_cp_seconds,
+                      t.exposed_pp_seconds, t.exposed_dp_seconds, t.idle_seconds, t.tp_seconds, t.ep_seconds,
+                      t.cp_seconds, t.pp_seconds, t.dp_seconds);
+  };
+  for (int rank = 0; rank < sim.program.world_size; ++rank)
+    EXPECT_EQ(figures(r.ranks[rank]), figures(split_rank_time(sim.program, sim.timeline, rank, r.step_seconds)))
+        << "rank " << rank;
 }
 
 }  // namespace

@@ -103,6 +103,18 @@ std::vector<long long> work_uses(const Program& program) {
   return uses;
 }
 
+// Whether two ranks reading one stored list ran each task at the same times
+// (a replay's TP ranks of one lane do): their time splits are then equal.
+bool same_times(const Program& program, const Timeline& timeline, int rank, int other) {
+  if (program.tasks.source_rank(rank) != program.tasks.source_rank(other)) return false;
+  const RankTaskIds mine = program.rank_tasks(rank), others = program.rank_tasks(other);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const TaskTiming &a = timeline.tasks[mine[i]], &b = timeline.tasks[others[i]];
+    if (a.start != b.start || a.end != b.end) return false;
+  }
+  return true;
+}
+
 // Splits every rank's time, and the communication/compute ratios over them.
 void add_comm_ratios(StepReport& r, const Program& program, const Timeline& timeline) {
   const double n = program.world_size;
@@ -110,8 +122,14 @@ void add_comm_ratios(StepReport& r, const Program& program, const Timeline& time
   const std::vector<int>& representative = timeline.representative_of_rank;
   auto stands_for_itself = [&](int rank) { return representative.empty() || representative[rank] == rank; };
   r.ranks.resize(program.world_size);
-  for (int rank = 0; rank < program.world_size; ++rank)
-    if (stands_for_itself(rank)) r.ranks[rank] = split_rank_time(program, timeline, rank, r.step_seconds);
+  int previous = -1;  // the last rank split
+  for (int rank = 0; rank < program.world_size; ++rank) {
+    if (!stands_for_itself(rank)) continue;
+    r.ranks[rank] = previous >= 0 && same_times(program, timeline, rank, previous)
+                        ? r.ranks[previous]
+                        : split_rank_time(program, timeline, rank, r.step_seconds);
+    previous = rank;
+  }
   for (int rank = 0; rank < program.world_size; ++rank) {
     if (!stands_for_itself(rank)) r.ranks[rank] = r.ranks[representative[rank]];
     const TimeSplit& t = r.ranks[rank];
