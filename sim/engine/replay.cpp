@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -135,6 +136,12 @@ private:
     int waiting = 0;  // actors blocked on `changed`: a raise with none wakes nobody
   };
 
+  // An actor running paired transfers (start_transfer), handed its SEND.
+  struct Sender {
+    sg4::SemaphorePtr handed;
+    Task send;
+  };
+
   // The tasks with network work (LaneFlows::comm) of the lane representatives
   // that `accept`, in id order; no other rank's task has any.
   template <typename Accept>
@@ -258,9 +265,11 @@ private:
               run_batch(std::span<const Task>(tasks).subspan(i, end - i));
               i = end;
             }
+            lane_done();
           } catch (const JobStopped&) {
           }
         });
+        lanes_running_ += 1;
       }
     }
     if (options_.host.simulated())
@@ -514,19 +523,54 @@ private:
   }
 
   // An actor of its own waits for the SEND's RECV to be posted and sends
-  // its flows, so that the SENDs and RECVs of a batch proceed at once.
+  // its flows, so that the SENDs and RECVs of a batch proceed at once. It is
+  // one of the rank's idle senders where there is one: released, it runs
+  // before the actor handing it the SEND goes on, as a new actor would
+  // start, so the step is the same; an actor created and ended per transfer
+  // (its stack, the stack's guard page, the unwinding that ends it) cost a
+  // tenth of the 1T's replay.
   void start_transfer(const Task& send) {
-    const std::string name = "rank" + std::to_string(send.rank) + "-send" + std::to_string(send.id);
-    sg4::Actor::create(name, platform_.hosts[send.rank], [this, send] {
+    if (std::vector<Sender*>& idle = idle_senders_[send.rank]; !idle.empty()) {
+      Sender* sender = idle.back();
+      idle.pop_back();
+      sender->send = send;
+      sender->handed->release();
+      return;
+    }
+    senders_.push_back(std::make_unique<Sender>(Sender{sg4::Semaphore::create(0), send}));
+    const std::string name = "rank" + std::to_string(send.rank) + "-sender" + std::to_string(senders_.size());
+    sg4::Actor::create(name, platform_.hosts[send.rank], [this, sender = senders_.back().get()] {
       try {
-        wait_until(posted_, classes_.stand_in(receive_of_send_[send.id]));
-        timing_[send.id].start = sg4::Engine::get_clock();
-        if (!options_.free_communication) send_flows(*flows_.comm(send.id));  // every lane member's transfer at once
-        timing_[send.id].end = sg4::Engine::get_clock();
-        raise(transferred_, send.id);
+        do transfer(sender->send);
+        while (wait_for_next_send(*sender));
       } catch (const JobStopped&) {
       }
     });
+  }
+
+  // One paired transfer: from both sides posted to its flows' end.
+  void transfer(const Task& send) {
+    wait_until(posted_, classes_.stand_in(receive_of_send_[send.id]));
+    timing_[send.id].start = sg4::Engine::get_clock();
+    if (!options_.free_communication) send_flows(*flows_.comm(send.id));  // every lane member's transfer at once
+    timing_[send.id].end = sg4::Engine::get_clock();
+    raise(transferred_, send.id);
+  }
+
+  // Idles `sender` until it is handed its next SEND; false once the lanes are done.
+  bool wait_for_next_send(Sender& sender) {
+    if (lanes_running_ == 0) return false;
+    idle_senders_[sender.send.rank].push_back(&sender);
+    sender.handed->acquire();
+    return lanes_running_ > 0;
+  }
+
+  // A lane's actor has run its last task: once none runs, idle senders end.
+  void lane_done() {
+    if (--lanes_running_ > 0) return;
+    for (auto& [rank, idle] : idle_senders_)
+      for (Sender* sender : idle) sender->handed->release();
+    idle_senders_.clear();
   }
 
   // The step's figures; each task's times stay in source_timings(), by the
@@ -614,6 +658,9 @@ private:
   std::string stop_reason_;
   double stop_seconds_ = 0;
   std::map<int, sg4::BarrierPtr> barriers_;
+  std::vector<std::unique_ptr<Sender>> senders_;
+  std::map<int, std::vector<Sender*>> idle_senders_;  // by rank
+  int lanes_running_ = 0;  // lane actors (one per simulated lane and stream) that have tasks left
   uint64_t flows_sent_ = 0, closed_form_ = 0, simulated_tasks_ = 0, actor_tasks_ = 0, tasks_stood_for_ = 0;
   std::chrono::steady_clock::time_point last_progress_;
 };
