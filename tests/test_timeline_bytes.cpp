@@ -79,6 +79,27 @@ TEST(TimelineBytes, RoundTripKeepsEveryFigureExactly) {
   }
 }
 
+// Where the hosts were simulated, each source's host launches travel laid
+// out as its times, and come back by host, the timing sources being the hosts.
+TEST(TimelineBytes, HostLaunchesComeBackByHostRank) {
+  const Program p = two_alike_ranks();
+  const std::vector<TaskTiming> timing = {{0, 1}, {1, 2}, {}};  // rank 0 ran for both
+  const std::vector<double> launches = {0.25, 1.0 / 3, -1}, done = {0.5, -1};
+  const Timeline back = timeline_from_bytes(timeline_to_bytes(figures(), {0, 0}, timing, launches, done), p);
+  EXPECT_EQ(back.host_of_rank, (std::vector<int>{0, 0}));
+  ASSERT_EQ(back.host_launch_seconds.size(), 2u);
+  EXPECT_EQ(back.host_launch_seconds[0], (std::vector<double>{0.25, 1.0 / 3, -1, 0.5}));
+  EXPECT_TRUE(back.host_launch_seconds[1].empty());
+  // Without simulated hosts there are none.
+  const Timeline without = timeline_from_bytes(timeline_to_bytes(figures(), {0, 0}, timing), p);
+  EXPECT_TRUE(without.host_of_rank.empty());
+  EXPECT_TRUE(without.host_launch_seconds.empty());
+  // Launches not laid out as the times are refused.
+  const std::vector<double> short_launches = {0.25};
+  EXPECT_THROW(timeline_from_bytes(timeline_to_bytes(figures(), {0, 0}, timing, short_launches, done), p),
+               std::runtime_error);
+}
+
 TEST(TimelineBytes, EachPrePostedReceiveSpansTheTransferItReceives) {
   const Program p = two_alike_ranks();
   const std::vector<TaskTiming> timing = {{0, 1}, {1, 2}, {}, {0, 1.5}, {1.5, 3}, {}};

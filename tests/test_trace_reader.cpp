@@ -115,6 +115,44 @@ TEST(TraceReader, GivesBackEveryTaskAsWritten) {
   }
 }
 
+// Where the hosts were simulated, each rank has a "host" thread: a slice per
+// task its host launched, from that launch to the next (a RECV posted with
+// its SEND has none), the last to when the host was done. The reader passes
+// over them: they are no tasks.
+TEST(TraceReader, AHostTrackShowsEachLaunchUntilTheNextAndReadsBackAsNoTask) {
+  Step step = made_up_step(2, 1, 1, "1f1b");  // ranks 0 and 1: one TP group, one host
+  const RankTaskIds ids = step.program.rank_tasks(0);
+  std::vector<double> launches;
+  for (size_t i = 0; i < ids.size(); ++i) launches.push_back(i == 1 ? -1 : 0.5e-3 * static_cast<double>(i));
+  launches.push_back(0.5e-3 * static_cast<double>(ids.size()));
+  step.timeline.host_of_rank = {0, 0};
+  step.timeline.host_launch_seconds = {launches, {}};
+  std::stringstream trace;
+  write_chrome_trace(trace, step.program, step.timeline);
+  const nlohmann::json written = nlohmann::json::parse(trace.str());
+  for (int rank : {0, 1}) {
+    std::vector<nlohmann::json> slices;
+    bool named = false;
+    for (const nlohmann::json& e : written["traceEvents"])
+      if (e["pid"] == rank && e.value("tid", -1) == kHostThread) {
+        if (e["ph"] == "M") named = e["args"]["name"] == "host";
+        if (e["ph"] == "X") slices.push_back(e);
+      }
+    EXPECT_TRUE(named) << rank;
+    ASSERT_EQ(slices.size(), ids.size() - 1) << rank;
+    const RankTaskIds mine = step.program.rank_tasks(rank);
+    EXPECT_EQ(slices[0]["name"], "launch " + task_name(step.program, step.program.tasks[mine[0]]));
+    EXPECT_EQ(slices[0]["args"]["id"], mine[0]);
+    EXPECT_DOUBLE_EQ(slices[0]["dur"].get<double>(), 1000.0);  // to the third task's launch: the second has none
+    EXPECT_EQ(slices[1]["args"]["id"], mine[2]);
+    EXPECT_DOUBLE_EQ(slices[1]["ts"].get<double>(), 1000.0);
+    EXPECT_DOUBLE_EQ(slices.back()["dur"].get<double>(), 500.0);  // to when the host was done
+  }
+  const RecordedStep read = read_chrome_trace(trace, "step.json");
+  EXPECT_EQ(read.program.tasks.size(), step.program.tasks.size());
+  EXPECT_EQ(fixtures::rank_task_lists(read.program), fixtures::rank_task_lists(step.program));
+}
+
 TEST(TraceReader, TimeSplitsMatchTheOriginals) {
   const Step step = made_up_step(2, 4, 2, "1f1b");
   const RecordedStep read = round_trip(step);

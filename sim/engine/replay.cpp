@@ -90,10 +90,11 @@ public:
         receive_of_send_(simulated_, -1) {
     if (options_.host.simulated()) {
       launched_ = BySimulatedTask<char>(simulated_, 0);
-      launched_at_ = BySimulatedTask<double>(simulated_, 0.0);
+      launched_at_ = BySimulatedTask<double>(simulated_, -1.0);
       host_released_ = BySimulatedTask<char>(simulated_, 0);
       host_returns_at_ = BySimulatedTask<double>(simulated_, 0.0);
       host_wait_seconds_.assign(prog_.world_size, 0.0);
+      host_done_at_.assign(prog_.world_size, -1.0);
     }
     find_receives();
   }
@@ -127,6 +128,11 @@ public:
   }
   // The times of the tasks of timing_sources(), source after source in rank order, each list in order.
   const std::vector<TaskTiming>& source_timings() const { return timing_.values(); }
+  // Where hosts are simulated (else empty): when each source's host began
+  // launching each of its tasks, laid out as source_timings() (-1: not
+  // launched), and by rank when a source's host was done.
+  const std::vector<double>& source_launches() const { return launched_at_.values(); }
+  const std::vector<double>& host_done_seconds() const { return host_done_at_; }
 
 private:
   // What the actors of a lane wait on for each other's tasks.
@@ -307,6 +313,7 @@ private:
         sg4::this_actor::sleep_for(options_.host.works[task.work].launch_seconds);
       }
     }
+    host_done_at_[rank] = sg4::Engine::get_clock();
   }
 
   // Waits for the host to launch `task`, when hosts are simulated.
@@ -581,6 +588,8 @@ private:
     timeline.stop_reason = stop_reason_;
     for (const TaskTiming& timing : timing_.values()) timeline.step_seconds = std::max(timeline.step_seconds, timing.end);
     if (stopped_) timeline.step_seconds = stop_seconds_;
+    for (double& done : host_done_at_)
+      if (done < 0) done = timeline.step_seconds;  // a host the job stopped
     timeline.flows = flows_sent_;
     timeline.closed_form_collectives = closed_form_;
     timeline.simulated_tasks = simulated_tasks_;
@@ -654,6 +663,7 @@ private:
   BySimulatedTask<char> host_released_;
   BySimulatedTask<double> host_returns_at_;
   std::vector<double> host_wait_seconds_;  // by rank: its compute stream waiting for launches
+  std::vector<double> host_done_at_;       // by rank: when its host had launched its last task
   bool stopped_ = false;
   std::string stop_reason_;
   double stop_seconds_ = 0;
@@ -690,7 +700,8 @@ Timeline replay(const Program& program, const Fabric& fabric, const std::vector<
       [&](const ProgressSender& send_progress) {
         Replay simulation(program, fabric, work_seconds, options, send_progress);
         const Timeline figures = simulation.run();
-        return timeline_to_bytes(figures, simulation.timing_sources(), simulation.source_timings());
+        return timeline_to_bytes(figures, simulation.timing_sources(), simulation.source_timings(),
+                                 simulation.source_launches(), simulation.host_done_seconds());
       },
       child);
   Timeline timeline = timeline_from_bytes(bytes, program);

@@ -58,7 +58,8 @@ bool is_pre_posted_receive(const Task& task) { return task.kind == TaskKind::REC
 }  // namespace
 
 std::string timeline_to_bytes(const Timeline& figures, const std::vector<int>& timing_source,
-                              std::span<const TaskTiming> source_timings) {
+                              std::span<const TaskTiming> source_timings, std::span<const double> source_launches,
+                              std::span<const double> host_done_seconds) {
   std::string out;
   append(out, figures.step_seconds);
   append(out, figures.flows);
@@ -78,6 +79,8 @@ std::string timeline_to_bytes(const Timeline& figures, const std::vector<int>& t
   append_array(out, figures.host_wait_seconds);
   append_array(out, timing_source);
   append_array(out, source_timings);
+  append_array(out, source_launches);
+  append_array(out, host_done_seconds);
   return out;
 }
 
@@ -102,6 +105,8 @@ Timeline timeline_from_bytes(const std::string& bytes, const Program& program) {
   timeline.host_wait_seconds = take_array<double>(bytes, offset);
   const std::vector<int> timing_source = take_array<int>(bytes, offset);
   const std::vector<TaskTiming> source_timings = take_array<TaskTiming>(bytes, offset);
+  const std::vector<double> source_launches = take_array<double>(bytes, offset);
+  const std::vector<double> host_done_seconds = take_array<double>(bytes, offset);
   if (offset != bytes.size()) truncated();
   if (timing_source.size() != static_cast<size_t>(program.rank_lists()))
     throw std::runtime_error("simulation process returned the times of another Program's ranks");
@@ -120,6 +125,18 @@ Timeline timeline_from_bytes(const std::string& bytes, const Program& program) {
     }
   }
   if (sent != source_timings.size()) truncated();
+  if (!source_launches.empty()) {
+    if (source_launches.size() != sent || host_done_seconds.size() != timing_source.size()) truncated();
+    timeline.host_of_rank = timing_source;
+    timeline.host_launch_seconds.resize(timing_source.size());
+    for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank) {
+      if (timing_source[rank] != rank) continue;
+      const auto first = source_launches.begin() + static_cast<std::ptrdiff_t>(first_timing[rank]);
+      std::vector<double>& launches = timeline.host_launch_seconds[rank];
+      launches.assign(first, first + static_cast<std::ptrdiff_t>(program.rank_tasks(rank).size()));
+      launches.push_back(host_done_seconds[rank]);
+    }
+  }
 
   timeline.tasks.resize(program.tasks.size());
   for (int rank = 0; rank < static_cast<int>(timing_source.size()); ++rank) {

@@ -17,15 +17,20 @@
 
 namespace simtrain {
 
-// `figures`: the Timeline but its tasks. `timing_source`: by rank, the rank
-// whose times it takes (itself where it ran its own). `source_timings`: the
-// times of the sources' tasks, source after source in rank order, each in
-// its list's order (a pre-posted RECV's are not read: it takes its SEND's).
+// `figures`: the Timeline but its tasks and hosts' launches. `timing_source`:
+// by rank, the rank whose times it takes (itself where it ran its own).
+// `source_timings`: the times of the sources' tasks, source after source in
+// rank order, each in its list's order (a pre-posted RECV's are not read: it
+// takes its SEND's). Where the hosts were simulated (else both empty),
+// `source_launches`: when each source's host launched each of those tasks,
+// laid out alike; `host_done_seconds`: by rank, when a source's host was done.
 std::string timeline_to_bytes(const Timeline& figures, const std::vector<int>& timing_source,
-                              std::span<const TaskTiming> source_timings);
+                              std::span<const TaskTiming> source_timings, std::span<const double> source_launches = {},
+                              std::span<const double> host_done_seconds = {});
 
-// The Timeline of `program`, every rank's tasks with their times (live is
-// never sent). Throws std::runtime_error for bytes that end too soon, go on
+// The Timeline of `program`, every rank's tasks with their times, and where
+// the hosts were simulated each source's host launches, the timing sources
+// being the hosts (live is never sent). Throws std::runtime_error for bytes that end too soon, go on
 // too long or name ranks the Program lacks.
 Timeline timeline_from_bytes(const std::string& bytes, const Program& program);
 

@@ -56,6 +56,14 @@ struct Timeline {
   // By rank: time its compute stream waited for the host to launch its
   // kernels; empty where the hosts were not simulated.
   std::vector<double> host_wait_seconds;
+  // Where the hosts were simulated (else both empty): by rank, the rank
+  // whose host's launches are its own (a TP group's ranks share one host in
+  // the replay, and a replica stood for by another takes that one's); and by
+  // such a host rank, when its host began launching each task of its list,
+  // in the list's order (-1: a RECV, posted with its SEND), then when it had
+  // launched the last (empty for other ranks).
+  std::vector<int> host_of_rank;
+  std::vector<std::vector<double>> host_launch_seconds;
   std::optional<LiveRecord> live;       // set by live runs only
 };
 

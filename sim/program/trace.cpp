@@ -13,6 +13,7 @@
 
 namespace simtrain {
 
+static_assert(kHostThread > static_cast<int>(Stream::tp_overlap), "the host track's thread id follows the streams'");
 static_assert(Dtype{} == Dtype::bf16, "LiveRecord::dtype (sim/program/timeline.hpp) defaults to the first Dtype, bf16");
 
 namespace {
@@ -176,6 +177,33 @@ nlohmann::ordered_json other_data(const Program& program, const LiveRecord* live
   return data;
 }
 
+// Rank `rank`'s host track: a thread, and a slice for each task its host
+// launched, from then to its next launch (the last: to when it was done).
+std::vector<std::string> host_events(const Program& program, const Timeline& timeline, int rank) {
+  if (timeline.host_of_rank.empty()) return {};
+  const std::vector<double>& launches = timeline.host_launch_seconds.at(timeline.host_of_rank.at(rank));
+  const RankTaskIds ids = program.rank_tasks(rank);
+  if (launches.size() != ids.size() + 1)
+    throw std::logic_error("rank " + std::to_string(rank) + "'s host launched " + std::to_string(launches.size() - 1) +
+                           " tasks of its " + std::to_string(ids.size()));
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, R"j({"ph":"M","pid":%d,"tid":%d,"name":"thread_name","args":{"name":"host"}})j",
+                rank, kHostThread);
+  std::vector<std::string> events = {buffer};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (launches[i] < 0) continue;  // posted with its SEND
+    size_t next = i + 1;
+    while (next < ids.size() && launches[next] < 0) ++next;
+    const Task& t = program.tasks[ids[i]];
+    std::snprintf(buffer, sizeof buffer,
+                  R"j({"ph":"X","pid":%d,"tid":%d,"name":"launch %s","cat":"host","ts":%.3f,"dur":%.3f,"args":{"id":%d}})j",
+                  rank, kHostThread, escaped(task_name(program, t)).c_str(), launches[i] * 1e6,
+                  (launches[next] - launches[i]) * 1e6, t.id);
+    events.push_back(buffer);
+  }
+  return events;
+}
+
 }  // namespace
 
 std::string program_hash(const Program& program) {
@@ -221,6 +249,7 @@ void write_chrome_trace(std::ostream& out, const Program& program, const Timelin
                     rank, static_cast<int>(stream), to_string(stream).c_str());
       emit(buffer);
     }
+    for (const std::string& event : host_events(program, timeline, rank)) emit(event);
     const auto timed_ids = program.rank_tasks(timed_by(rank, program, timeline));
     const auto ids = program.rank_tasks(rank);
     for (size_t position = 0; position < timed_ids.size(); ++position) {

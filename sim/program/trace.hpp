@@ -1,6 +1,10 @@
 #pragma once
 // Chrome Trace Event JSON of a step (opens in Perfetto and chrome://tracing):
-// one process per rank, one thread per stream, every task named.
+// one process per rank, one thread per stream, every task named; where the
+// hosts were simulated, a "host" thread (kHostThread) whose slices are the
+// host launching each task's kernels, from when it began to when it went on
+// to the next (a task that synchronises holds its slice until the GPU lets
+// the host go).
 //
 // After the events, "otherData" says what the trace is of, so that `simtrain
 // compare` can refuse two traces that are not of one Program:
@@ -22,6 +26,9 @@
 #include "sim/program/trace_ranks.hpp"
 
 namespace simtrain {
+
+// The thread id of a rank's host track, after the streams' (Stream's values).
+inline constexpr int kHostThread = 8;
 
 // The scenario a trace's Program was built from, as the command named it (a
 // built-in name or a file), and the --set key=value applied to it (for a

@@ -96,6 +96,7 @@ public:
     Task& t = r.task;
     t.rank = static_cast<int>(f.required_integer("pid", 0));
     const int64_t tid = f.required_integer("tid", 0);
+    if (tid == kHostThread) return;  // the host's launches: no task of their own
     if (tid >= streams) f.fail("tid", "unknown stream " + std::to_string(tid));
     t.stream = static_cast<Stream>(tid);
     r.name = f.text("name").value_or("");
