@@ -476,16 +476,19 @@ void add_stage_table(std::string& out, const StepReport& r) {
   auto column = [](const std::string& text) {  // left-aligned in 11 characters, then two spaces
     return text + std::string(std::max<size_t>(11, text.size()) - text.size() + 2, ' ');
   };
+  // The part of idle a stage's GPU waited for its host, where some stage's prints as at least 0.1 ms.
+  const bool host_bound = std::any_of(r.stages.begin(), r.stages.end(),
+                                      [](const StageFigures& st) { return st.host_wait_seconds >= 0.05e-3; });
   out += "\nstage  " + column("compute");
   for (const DimensionFigures& d : dimension_figures)
     if (reported(d.dim, r.dims)) out += column(d.label + std::string(" exposed"));
-  out += column("idle") + "memory\n";
+  out += column("idle") + (host_bound ? column("host-bound") : "") + "memory\n";
   for (const StageFigures& st : r.stages) {
     out += format("%5.0f  ", st.pipeline_rank) + column(ms(st.time.compute_seconds));
     for (const DimensionFigures& d : dimension_figures)
       if (reported(d.dim, r.dims)) out += column(ms(st.time.*d.exposed_seconds));
-    out += column(ms(st.time.idle_seconds)) + (r.memory_known ? format("%.1f GiB", st.memory.total_bytes() / GiB) : "-") +
-           "\n";
+    out += column(ms(st.time.idle_seconds)) + (host_bound ? column(ms(st.host_wait_seconds)) : "") +
+           (r.memory_known ? format("%.1f GiB", st.memory.total_bytes() / GiB) : "-") + "\n";
   }
 }
 
