@@ -1,5 +1,6 @@
 #include "sim/engine/lane_flows.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -9,11 +10,19 @@ namespace simtrain {
 
 namespace {
 
-bool is_lane_comm(const Task& task, const Lanes& lanes) {
-  return (task.kind == TaskKind::SEND || is_collective(task.kind)) && lanes.is_representative(task.rank);
-}
+bool has_network_work(const Task& task) { return task.kind == TaskKind::SEND || is_collective(task.kind); }
 
 }  // namespace
+
+std::vector<int> LaneFlows::lane_comm_ids() const {
+  std::vector<int> ids;
+  for (int rank = 0; rank < prog_.world_size; ++rank)
+    if (lanes_.is_representative(rank))
+      for (int id : prog_.rank_tasks(rank))
+        if (has_network_work(prog_.tasks[id])) ids.push_back(id);
+  if (!prog_.tasks.numbered_rank_by_rank()) std::sort(ids.begin(), ids.end());
+  return ids;
+}
 
 const std::vector<Flow>& LaneFlows::lane_part(const CollectivePlan& plan, int lane) {
   auto [it, added] = lane_parts_.try_emplace({&plan, lane});
@@ -43,10 +52,10 @@ void LaneFlows::for_each_lane_flow(const Task& task, bool spans_lanes, Collectiv
 
 LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
                      const std::set<int>& altered_links, bool closed_forms)
-    : prog_(program), fabric_(fabric), lanes_(lanes) {
+    : prog_(program), fabric_(fabric), lanes_(lanes),
+      lane_tasks_(program, [&](int rank) { return lanes.is_representative(rank); }), comm_of_task_(lane_tasks_, -1) {
   std::vector<char> isolated = isolated_groups(altered_links, plans);
   if (!closed_forms) isolated.assign(isolated.size(), 0);
-  comm_of_task_.assign(prog_.tasks.size(), -1);
   route_begin_.push_back(0);
   std::unordered_map<uint64_t, uint32_t> route_of_pair;  // by src x hosts + dst
   const auto route_index = [&](const Flow& f) {
@@ -58,8 +67,8 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     }
     return it->second;
   };
-  for (const Task& t : prog_.tasks) {
-    if (!is_lane_comm(t, lanes_)) continue;
+  for (int id : lane_comm_ids()) {
+    const Task t = prog_.tasks[id];
     comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
     LaneComm comm;
     comm.first_flow = static_cast<uint32_t>(flows_.size());
@@ -108,8 +117,8 @@ std::vector<char> LaneFlows::isolated_groups(const std::set<int>& altered_links,
   std::vector<char> shared(fabric_.links().size(), 0);
   // Tasks with the same flows as one seen before add no user to any link.
   std::set<std::tuple<int, int, int, double, int>> seen;  // kind, rank or group, peer or count, bytes, lane
-  for (const Task& t : prog_.tasks) {
-    if (!is_lane_comm(t, lanes_)) continue;
+  for (int id : lane_comm_ids()) {
+    const Task t = prog_.tasks[id];
     const bool spans = is_collective(t.kind) && lanes_.spans_lanes(prog_.groups[t.group]);
     const int lane = lanes_.lane_of_rank(t.rank);
     const auto key = t.kind == TaskKind::SEND ? std::make_tuple(-1, t.rank, t.peer, t.bytes, lane)

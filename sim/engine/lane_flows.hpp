@@ -17,6 +17,7 @@
 
 #include "sim/engine/collective_plan_cache.hpp"
 #include "sim/engine/replay_lanes.hpp"
+#include "sim/engine/simulated_tasks.hpp"
 #include "sim/network/fabric.hpp"
 
 namespace simtrain {
@@ -39,7 +40,9 @@ public:
 
   // The network work of `task`, a lane representative's SEND or collective;
   // null for any other task.
-  const LaneComm* comm(int task) const { return comm_of_task_[task] < 0 ? nullptr : &comms_[comm_of_task_[task]]; }
+  const LaneComm* comm(int task) const {
+    return lane_tasks_.contains(task) && comm_of_task_[task] >= 0 ? &comms_[comm_of_task_[task]] : nullptr;
+  }
   // Its flows, src != dst; empty when timed in closed form.
   std::span<const Flow> flows(const LaneComm& comm) const { return {flows_.data() + comm.first_flow, comm.flow_count}; }
   const std::vector<Flow>& all() const { return flows_; }
@@ -49,7 +52,12 @@ public:
     return {route_links_.data() + route_begin_[r], route_begin_[r + 1] - route_begin_[r]};
   }
 
+  LaneFlows(const LaneFlows&) = delete;  // comm_of_task_ refers to lane_tasks_
+  LaneFlows& operator=(const LaneFlows&) = delete;
+
 private:
+  // The lane representatives' SENDs and collectives, in id order.
+  std::vector<int> lane_comm_ids() const;
   std::vector<char> isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans);
   // Calls on_flow(flow, group, or -1 - rank for a transfer) for each flow `task`'s lane drives.
   template <typename OnFlow>
@@ -67,7 +75,8 @@ private:
   const Program& prog_;
   const Fabric& fabric_;
   const Lanes& lanes_;
-  std::vector<int32_t> comm_of_task_;  // by task id: index into comms_, or -1
+  SimulatedTasks lane_tasks_;            // the lane representatives' tasks
+  BySimulatedTask<int32_t> comm_of_task_;  // by such a task: index into comms_, or -1
   std::vector<LaneComm> comms_;
   std::vector<Flow> flows_;
   // Routes, one per pair of hosts that flows join (an all-to-all's flows

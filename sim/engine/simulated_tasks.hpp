@@ -1,8 +1,9 @@
 #pragma once
-// The tasks a replay's actors run, numbered densely: those of the lane
-// representatives of the representative replicas (replay_lanes.hpp,
-// replica_classes.hpp). The replay's state by task is sized to them, not to
-// every rank's tasks: a 3,072-GPU step runs 326,340 of its 15.7 million.
+// The tasks of chosen ranks, numbered densely. The tasks a replay's actors
+// run are those of the lane representatives of the representative replicas
+// (replay_lanes.hpp, replica_classes.hpp): the replay's state by task is
+// sized to them, not to every rank's tasks (a 3,072-GPU step runs 326,340 of
+// its 15.7 million); LaneFlows' by the lane representatives' tasks.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
