@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
@@ -67,11 +68,16 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     }
     return it->second;
   };
-  for (int id : lane_comm_ids()) {
+  // The comms and their flow counts first, then their flows into storage of
+  // that size: grown flow by flow, it would hold two copies at its last move
+  // (tens of millions of flows for an expert-parallel step).
+  const std::vector<int> ids = lane_comm_ids();
+  uint32_t flow_total = 0;
+  for (int id : ids) {
     const Task t = prog_.tasks[id];
     comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
     LaneComm comm;
-    comm.first_flow = static_cast<uint32_t>(flows_.size());
+    comm.first_flow = flow_total;
     if (is_collective(t.kind)) {
       const CollectivePlan& plan = plans.plan(t, prog_.groups[t.group]);
       comm.spans_lanes = lanes_.spans_lanes(prog_.groups[t.group]);
@@ -81,12 +87,22 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     if (!comm.closed_form)
       for_each_lane_flow(t, comm.spans_lanes, plans, [&](const Flow& f, int) {
         if (f.src == f.dst) return;
-        flows_.push_back(f);
-        route_of_flow_.push_back(route_index(f));
+        if (comm.flow_count++ == 0) comm.max_bytes_per_second = f.max_bytes_per_second;
+        if (f.max_bytes_per_second != comm.max_bytes_per_second)
+          throw std::logic_error("a lane task's flows have different rate bounds");
       });
-    comm.flow_count = static_cast<uint32_t>(flows_.size()) - comm.first_flow;
+    flow_total += comm.flow_count;
     comms_.push_back(comm);
   }
+  flows_.reserve(flow_total);
+  route_of_flow_.reserve(flow_total);
+  for (size_t c = 0; c < ids.size(); ++c)
+    if (!comms_[c].closed_form)
+      for_each_lane_flow(prog_.tasks[ids[c]], comms_[c].spans_lanes, plans, [&](const Flow& f, int) {
+        if (f.src == f.dst) return;
+        flows_.push_back({f.src, f.dst, f.bytes});
+        route_of_flow_.push_back(route_index(f));
+      });
 }
 
 const ClosedForm* LaneFlows::closed_form(const Task& task, const CollectivePlan& plan, bool spans_lanes,

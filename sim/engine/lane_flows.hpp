@@ -22,6 +22,12 @@
 
 namespace simtrain {
 
+// A flow as LaneFlows keeps it: its rate bound is its comm's.
+struct LaneFlow {
+  int src = 0, dst = 0;
+  double bytes = 0;
+};
+
 // A lane task's network work.
 struct LaneComm {
   uint32_t first_flow = 0;  // into LaneFlows::all()
@@ -29,6 +35,7 @@ struct LaneComm {
   const ClosedForm* closed_form = nullptr;  // set where the task is timed in closed form
   double later_steps_latency_seconds = 0;   // a collective's latency beyond its first step
   bool spans_lanes = false;                 // a collective whose lanes meet at a barrier
+  double max_bytes_per_second = 0;          // each of its flows' own rate bound (a Gloo connection's); 0: none
 };
 
 class LaneFlows {
@@ -44,8 +51,10 @@ public:
     return lane_tasks_.contains(task) && comm_of_task_[task] >= 0 ? &comms_[comm_of_task_[task]] : nullptr;
   }
   // Its flows, src != dst; empty when timed in closed form.
-  std::span<const Flow> flows(const LaneComm& comm) const { return {flows_.data() + comm.first_flow, comm.flow_count}; }
-  const std::vector<Flow>& all() const { return flows_; }
+  std::span<const LaneFlow> flows(const LaneComm& comm) const {
+    return {flows_.data() + comm.first_flow, comm.flow_count};
+  }
+  const std::vector<LaneFlow>& all() const { return flows_; }
   // The links of all()[flow]'s route, in order.
   std::span<const int> route(uint32_t flow) const {
     const uint32_t r = route_of_flow_[flow];
@@ -78,7 +87,7 @@ private:
   SimulatedTasks lane_tasks_;            // the lane representatives' tasks
   BySimulatedTask<int32_t> comm_of_task_;  // by such a task: index into comms_, or -1
   std::vector<LaneComm> comms_;
-  std::vector<Flow> flows_;
+  std::vector<LaneFlow> flows_;  // 16 bytes: tens of millions in an expert-parallel step
   // Routes, one per pair of hosts that flows join (an all-to-all's flows
   // repeat the same pairs at every layer and micro-batch): flow f's is
   // route_links_[route_begin_[r], route_begin_[r + 1]) with r = route_of_flow_[f].

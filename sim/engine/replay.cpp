@@ -11,6 +11,7 @@
 #include <string_view>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include <simgrid/s4u.hpp>
 
@@ -209,7 +210,6 @@ private:
       if (added) routes.push_back(std::move(route));
       return it->second;
     };
-    sends_of_comm_.assign(flows_.all().size() + 1, {0, 0});  // a work without flows may start one past the last
     for (int id : simulated_lane_comms()) {
       const LaneComm* comm = flows_.comm(id);
       if (comm->flow_count == 0) continue;
@@ -219,12 +219,12 @@ private:
       std::map<Key, std::pair<uint32_t, int>> alike;
       std::vector<std::map<Key, std::pair<uint32_t, int>>::iterator> order;
       for (uint32_t f = comm->first_flow; f < comm->first_flow + comm->flow_count; ++f) {
-        const Flow& flow = flows_.all()[f];
+        const LaneFlow& flow = flows_.all()[f];
         const std::span<const WeightedLink> weighted = classes_.weighted_route(f);
         double latency_seconds = 0;
         for (int link : flows_.route(f)) latency_seconds += fabric_.links()[link].latency_seconds;
         auto [it, added] = alike.try_emplace(Key{{weighted.begin(), weighted.end()}, latency_seconds, flow.bytes,
-                                                 flow.max_bytes_per_second},
+                                                 comm->max_bytes_per_second},
                                              f, 0);
         it->second.second += 1;
         if (added) order.push_back(it);
@@ -235,7 +235,7 @@ private:
         const auto [first, count] = it->second;
         std::vector<WeightedLink> repeated = links;
         for (WeightedLink& w : repeated) w.repeats *= count;
-        const Flow& flow = flows_.all()[first];
+        const LaneFlow& flow = flows_.all()[first];
         const int route = route_index(PlatformRoute{flow.src, flow.dst, std::move(repeated), latency_seconds});
         sends_.push_back({route, bytes, max_bytes_per_second});
       }
@@ -422,7 +422,8 @@ private:
 
   void send_flows(const LaneComm& comm) {
     std::vector<HostTransfer> transfers;
-    const auto [begin, end] = sends_of_comm_[comm.first_flow];
+    const auto found = sends_of_comm_.find(comm.first_flow);
+    const auto [begin, end] = found == sends_of_comm_.end() ? std::pair<uint32_t, uint32_t>{0, 0} : found->second;
     for (uint32_t i = begin; i < end; ++i) {
       const auto& [src, dst] = platform_.route_hosts[sends_[i].route];
       transfers.push_back({src, dst, static_cast<uint64_t>(sends_[i].bytes), sends_[i].max_bytes_per_second});
@@ -649,7 +650,8 @@ private:
     double bytes = 0, max_bytes_per_second = 0;
   };
   std::vector<Send> sends_;
-  std::vector<std::pair<uint32_t, uint32_t>> sends_of_comm_;  // by a comm's first flow: its range of sends_
+  // By a simulated comm's first flow (none where it has no flows): its range of sends_.
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> sends_of_comm_;
   const SimulatedTasks simulated_;  // what the state below is by
   BySimulatedTask<TaskTiming> timing_;
   BySimulatedTask<char> done_;
