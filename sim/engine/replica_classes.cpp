@@ -234,7 +234,7 @@ std::vector<char> ReplicaClasses::links_that_can_bind(const std::vector<double>&
 // Flows that start together, whatever the network: those at one place of
 // the replicas of a class, and, across classes, those at one place of a
 // collective whose group spans replicas (its barrier releases them at once).
-std::vector<uint64_t> ReplicaClasses::starting_together() const {
+ReplicaClasses::FlowColours ReplicaClasses::starting_together() const {
   const size_t flows = flows_.all().size();
   std::vector<uint32_t> parent(flows);
   std::iota(parent.begin(), parent.end(), 0u);
@@ -256,12 +256,15 @@ std::vector<uint64_t> ReplicaClasses::starting_together() const {
       const uint64_t place = combine(combine(structure_[m], task.group), static_cast<int>(position));
       if (auto [it, added] = first_at_place.try_emplace(place, &comm); !added) join_works(comm, *it->second);
     });
-  std::vector<uint64_t> colour(flows);
-  for (uint32_t f = 0; f < flows; ++f) colour[f] = root(f);
-  return colour;
+  FlowColours colours{std::vector<uint64_t>(flows), 0};
+  for (uint32_t f = 0; f < flows; ++f) {
+    colours.flow[f] = root(f);
+    colours.count += colours.flow[f] == f;  // a colour per root
+  }
+  return colours;
 }
 
-// Colour refinement of flows and links from `flow_colour`: a link's colour
+// Colour refinement of flows and links from `start`: a link's colour
 // is its capacity, latency (a degraded or failing link is unlike any other)
 // and the multiset of the colours of the flows crossing it; a flow's, its
 // previous colour and the multiset of its links' colours; until the number
@@ -270,9 +273,10 @@ std::vector<uint64_t> ReplicaClasses::starting_together() const {
 // colours where refinement stopped before settling, the same classes under
 // new names where it settled), so that every link of a colour carries flows
 // of the same colours either way.
-ReplicaClasses::Refined ReplicaClasses::refine_colours(std::vector<uint64_t> flow_colour,
+ReplicaClasses::Refined ReplicaClasses::refine_colours(FlowColours start,
                                                        const std::vector<double>& link_bytes_per_second,
                                                        const std::set<int>& altered_links) const {
+  std::vector<uint64_t>& flow_colour = start.flow;
   const size_t links = link_bytes_per_second.size();
   std::vector<uint64_t> link_base(links);
   for (size_t l = 0; l < links; ++l)
@@ -281,7 +285,7 @@ ReplicaClasses::Refined ReplicaClasses::refine_colours(std::vector<uint64_t> flo
   Refined refined;
   Colours& c = refined.colours;
   std::vector<uint64_t> slots;
-  size_t flow_colours = count_distinct(flow_colour, slots);
+  size_t flow_colours = start.count;
   for (int round = 0;; ++round) {
     c.link = link_base;
     for (uint32_t f = 0; f < flow_colour.size(); ++f)

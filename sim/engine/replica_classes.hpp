@@ -76,15 +76,18 @@ private:
     Colours colours;
     bool settled = true;
   };
+  struct FlowColours {
+    std::vector<uint64_t> flow;
+    size_t count = 0;  // distinct colours among them
+  };
   int replica_of(int rank) const { return replica_of_rank_[rank]; }
   void find_replicas();
   std::vector<uint64_t> structure_signatures() const;
   std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
                                        const std::set<int>& altered_links) const;
-  std::vector<uint64_t> starting_together() const;
-  Refined refine_colours(std::vector<uint64_t> flow_colour,
-                                        const std::vector<double>& link_bytes_per_second,
-                                        const std::set<int>& altered_links) const;
+  FlowColours starting_together() const;
+  Refined refine_colours(FlowColours start, const std::vector<double>& link_bytes_per_second,
+                         const std::set<int>& altered_links) const;
   Colours refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
   Colours distinct_colours(size_t links) const;
   void set_classes(const std::vector<uint64_t>& keys);
