@@ -35,20 +35,27 @@ const std::vector<Flow>& LaneFlows::lane_part(const CollectivePlan& plan, int la
   return it->second;
 }
 
-template <typename OnFlow>
-void LaneFlows::for_each_lane_flow(const Task& task, bool spans_lanes, CollectivePlanCache& plans, OnFlow&& on_flow) {
-  const std::vector<Task> members = lanes_.member_tasks(task);
-  if (task.kind == TaskKind::SEND) {
-    for (const Task& mine : members) on_flow(Flow{mine.rank, mine.peer, mine.bytes}, -1 - mine.rank);
-    return;
-  }
+template <typename OnList>
+void LaneFlows::for_each_collective_flow_list(const Task& task, bool spans_lanes, CollectivePlanCache& plans,
+                                              OnList&& on_list) {
   if (!spans_lanes) {  // one lane drives its one group's flows
-    for (const Flow& f : plans.plan(task, prog_.groups[task.group]).flows) on_flow(f, task.group);
+    on_list(plans.plan(task, prog_.groups[task.group]).flows, task.group);
     return;
   }
   const int lane = lanes_.lane_of_rank(task.rank);
-  for (const Task& mine : members)
-    for (const Flow& f : lane_part(plans.plan(task, prog_.groups[mine.group]), lane)) on_flow(f, mine.group);
+  for (const Task& mine : lanes_.member_tasks(task))
+    on_list(lane_part(plans.plan(task, prog_.groups[mine.group]), lane), mine.group);
+}
+
+template <typename OnFlow>
+void LaneFlows::for_each_lane_flow(const Task& task, bool spans_lanes, CollectivePlanCache& plans, OnFlow&& on_flow) {
+  if (task.kind == TaskKind::SEND) {
+    for (const Task& mine : lanes_.member_tasks(task)) on_flow(Flow{mine.rank, mine.peer, mine.bytes}, -1 - mine.rank);
+    return;
+  }
+  for_each_collective_flow_list(task, spans_lanes, plans, [&](const std::vector<Flow>& flows, int group) {
+    for (const Flow& f : flows) on_flow(f, group);
+  });
 }
 
 LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
@@ -73,6 +80,10 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
   // (tens of millions of flows for an expert-parallel step).
   const std::vector<int> ids = lane_comm_ids();
   uint32_t flow_total = 0;
+  // A collective's flow lists (plans' and lane parts, which stay put), comm
+  // after comm, so that the second pass need not find them again.
+  std::vector<const std::vector<Flow>*> lists;
+  std::vector<uint32_t> lists_begin = {0};
   for (int id : ids) {
     const Task t = prog_.tasks[id];
     comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
@@ -84,25 +95,36 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
       comm.later_steps_latency_seconds = plan.latency_seconds - plan.step_latency_seconds;
       if (isolated[t.group]) comm.closed_form = closed_form(t, plan, comm.spans_lanes, plans);
     }
-    if (!comm.closed_form)
-      for_each_lane_flow(t, comm.spans_lanes, plans, [&](const Flow& f, int) {
-        if (f.src == f.dst) return;
-        if (comm.flow_count++ == 0) comm.max_bytes_per_second = f.max_bytes_per_second;
-        if (f.max_bytes_per_second != comm.max_bytes_per_second)
-          throw std::logic_error("a lane task's flows have different rate bounds");
+    const auto count = [&](const Flow& f) {
+      if (f.src == f.dst) return;
+      if (comm.flow_count++ == 0) comm.max_bytes_per_second = f.max_bytes_per_second;
+      if (f.max_bytes_per_second != comm.max_bytes_per_second)
+        throw std::logic_error("a lane task's flows have different rate bounds");
+    };
+    if (is_collective(t.kind) && !comm.closed_form)
+      for_each_collective_flow_list(t, comm.spans_lanes, plans, [&](const std::vector<Flow>& flows, int) {
+        lists.push_back(&flows);
+        for (const Flow& f : flows) count(f);
       });
+    else if (t.kind == TaskKind::SEND)
+      for_each_lane_flow(t, false, plans, [&](const Flow& f, int) { count(f); });
+    lists_begin.push_back(static_cast<uint32_t>(lists.size()));
     flow_total += comm.flow_count;
     comms_.push_back(comm);
   }
   flows_.reserve(flow_total);
   route_of_flow_.reserve(flow_total);
-  for (size_t c = 0; c < ids.size(); ++c)
-    if (!comms_[c].closed_form)
-      for_each_lane_flow(prog_.tasks[ids[c]], comms_[c].spans_lanes, plans, [&](const Flow& f, int) {
-        if (f.src == f.dst) return;
-        flows_.push_back({f.src, f.dst, f.bytes});
-        route_of_flow_.push_back(route_index(f));
-      });
+  const auto store = [&](const Flow& f) {
+    if (f.src == f.dst) return;
+    flows_.push_back({f.src, f.dst, f.bytes});
+    route_of_flow_.push_back(route_index(f));
+  };
+  for (size_t c = 0; c < ids.size(); ++c) {
+    for (uint32_t l = lists_begin[c]; l < lists_begin[c + 1]; ++l)
+      for (const Flow& f : *lists[l]) store(f);
+    if (lists_begin[c] == lists_begin[c + 1] && comms_[c].flow_count > 0)  // a SEND: its members' transfers
+      for_each_lane_flow(prog_.tasks[ids[c]], false, plans, [&](const Flow& f, int) { store(f); });
+  }
 }
 
 const ClosedForm* LaneFlows::closed_form(const Task& task, const CollectivePlan& plan, bool spans_lanes,

@@ -68,6 +68,10 @@ private:
   // The lane representatives' SENDs and collectives, in id order.
   std::vector<int> lane_comm_ids() const;
   std::vector<char> isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans);
+  // Calls on_list(flows, group) for each list of flows a collective's lane
+  // drives: its plan's, or each member's part of its group's plan (lane_part).
+  template <typename OnList>
+  void for_each_collective_flow_list(const Task& task, bool spans_lanes, CollectivePlanCache& plans, OnList&& on_list);
   // Calls on_flow(flow, group, or -1 - rank for a transfer) for each flow `task`'s lane drives.
   template <typename OnFlow>
   void for_each_lane_flow(const Task& task, bool spans_lanes, CollectivePlanCache& plans, OnFlow&& on_flow);
