@@ -60,7 +60,7 @@ void LaneFlows::for_each_lane_flow(const Task& task, bool spans_lanes, Collectiv
 
 LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& lanes, CollectivePlanCache& plans,
                      const std::set<int>& altered_links, bool closed_forms)
-    : prog_(program), fabric_(fabric), lanes_(lanes),
+    : prog_(program), fabric_(fabric), lanes_(lanes), comm_tasks_(lane_comm_ids()),
       lane_tasks_(program, [&](int rank) { return lanes.is_representative(rank); }), comm_of_task_(lane_tasks_, -1) {
   std::vector<char> isolated = isolated_groups(altered_links, plans);
   if (!closed_forms) isolated.assign(isolated.size(), 0);
@@ -78,13 +78,12 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
   // The comms and their flow counts first, then their flows into storage of
   // that size: grown flow by flow, it would hold two copies at its last move
   // (tens of millions of flows for an expert-parallel step).
-  const std::vector<int> ids = lane_comm_ids();
   uint32_t flow_total = 0;
   // A collective's flow lists (plans' and lane parts, which stay put), comm
   // after comm, so that the second pass need not find them again.
   std::vector<const std::vector<Flow>*> lists;
   std::vector<uint32_t> lists_begin = {0};
-  for (int id : ids) {
+  for (int id : comm_tasks_) {
     const Task t = prog_.tasks[id];
     comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
     LaneComm comm;
@@ -119,11 +118,11 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     flows_.push_back({f.src, f.dst, f.bytes});
     route_of_flow_.push_back(route_index(f));
   };
-  for (size_t c = 0; c < ids.size(); ++c) {
+  for (size_t c = 0; c < comm_tasks_.size(); ++c) {
     for (uint32_t l = lists_begin[c]; l < lists_begin[c + 1]; ++l)
       for (const Flow& f : *lists[l]) store(f);
     if (lists_begin[c] == lists_begin[c + 1] && comms_[c].flow_count > 0)  // a SEND: its members' transfers
-      for_each_lane_flow(prog_.tasks[ids[c]], false, plans, [&](const Flow& f, int) { store(f); });
+      for_each_lane_flow(prog_.tasks[comm_tasks_[c]], false, plans, [&](const Flow& f, int) { store(f); });
   }
 }
 
@@ -155,7 +154,7 @@ std::vector<char> LaneFlows::isolated_groups(const std::set<int>& altered_links,
   std::vector<char> shared(fabric_.links().size(), 0);
   // Tasks with the same flows as one seen before add no user to any link.
   std::set<std::tuple<int, int, int, double, int>> seen;  // kind, rank or group, peer or count, bytes, lane
-  for (int id : lane_comm_ids()) {
+  for (int id : comm_tasks_) {
     const Task t = prog_.tasks[id];
     const bool spans = is_collective(t.kind) && lanes_.spans_lanes(prog_.groups[t.group]);
     const int lane = lanes_.lane_of_rank(t.rank);

@@ -55,6 +55,9 @@ public:
     return {flows_.data() + comm.first_flow, comm.flow_count};
   }
   const std::vector<LaneFlow>& all() const { return flows_; }
+  // The tasks comm() answers for: the lane representatives' SENDs and
+  // collectives, in id order.
+  const std::vector<int>& comm_tasks() const { return comm_tasks_; }
   // The links of all()[flow]'s route, in order.
   std::span<const int> route(uint32_t flow) const {
     const uint32_t r = route_of_flow_[flow];
@@ -65,8 +68,7 @@ public:
   LaneFlows& operator=(const LaneFlows&) = delete;
 
 private:
-  // The lane representatives' SENDs and collectives, in id order.
-  std::vector<int> lane_comm_ids() const;
+  std::vector<int> lane_comm_ids() const;  // comm_tasks(), found
   std::vector<char> isolated_groups(const std::set<int>& altered_links, CollectivePlanCache& plans);
   // Calls on_list(flows, group) for each list of flows a collective's lane
   // drives: its plan's, or each member's part of its group's plan (lane_part).
@@ -88,6 +90,7 @@ private:
   const Program& prog_;
   const Fabric& fabric_;
   const Lanes& lanes_;
+  const std::vector<int> comm_tasks_;
   SimulatedTasks lane_tasks_;            // the lane representatives' tasks
   BySimulatedTask<int32_t> comm_of_task_;  // by such a task: index into comms_, or -1
   std::vector<LaneComm> comms_;

@@ -149,20 +149,12 @@ private:
     Task send;
   };
 
-  // The tasks with network work (LaneFlows::comm) of the lane representatives
-  // that `accept`, in id order; no other rank's task has any.
-  template <typename Accept>
-  std::vector<int> lane_comms(Accept&& accept) const {
-    std::vector<int> ids;
-    for (int rank = 0; rank < prog_.world_size; ++rank)
-      if (lanes_.is_representative(rank) && accept(rank))
-        for (int id : prog_.rank_tasks(rank))
-          if (flows_.comm(id)) ids.push_back(id);
-    if (!prog_.tasks.numbered_rank_by_rank()) std::sort(ids.begin(), ids.end());
-    return ids;
-  }
+  // The tasks with network work (LaneFlows::comm_tasks) that actors run, in id order.
   std::vector<int> simulated_lane_comms() const {
-    return lane_comms([&](int rank) { return classes_.simulated(rank); });
+    std::vector<int> ids;
+    for (int id : flows_.comm_tasks())
+      if (classes_.simulated(prog_.tasks.rank_of(id))) ids.push_back(id);
+    return ids;
   }
 
   // By SEND that an actor runs: its RECV, found on its peer's list.
@@ -611,7 +603,7 @@ private:
   std::vector<LinkLoad> busiest_links() const {
     std::vector<double> link_bytes(fabric_.links().size(), 0.0);
     if (!options_.free_communication)
-      for (int id : lane_comms([](int) { return true; })) {
+      for (int id : flows_.comm_tasks()) {
         const LaneComm* comm = flows_.comm(id);
         if (timing_[ran_as(id)].start < 0) continue;
         if (comm->closed_form)
