@@ -58,7 +58,9 @@ KernelCall kernel_call(const Op& op, Dtype dtype, const KernelContext& context) 
   switch (op.op_class) {
     case OpClass::gemm: return {Kernel::gemm, io, op.shape};
     case OpClass::attention: return call(Kernel::attention_forward, Kernel::attention_backward, op.shape);
-    case OpClass::optimizer: return {Kernel::adamw, io, {op.shape.at(0)}};
+    case OpClass::optimizer:
+      if (op.name == "adam") return {Kernel::adamw, io, {op.shape.at(0)}};
+      break;  // the step's other passes: copies, a norm, a memset, timed by their bytes
     case OpClass::memory_bound: break;
   }
   const int64_t elements = op.shape.at(0);

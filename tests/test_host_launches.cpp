@@ -6,6 +6,7 @@
 
 #include "sim/base/input_error.hpp"
 #include "sim/model/host_launches.hpp"
+#include "sim/model/optimizer_step.hpp"
 #include "sim/model/quantization.hpp"
 #include "sim/model/workload.hpp"
 
@@ -281,12 +282,17 @@ TEST(HostLaunches, GraphScopesThatCannotCaptureTheLayerAreRefused) {
   EXPECT_EQ(captured.graph_launches, 1);
 }
 
-TEST(HostLaunches, OptimizerStepIsFourMultiTensorPasses) {
+TEST(HostLaunches, OptimizerStepIsThreeMultiTensorPassesAndAMemset) {
   const Scenario scenario = llama8b();
   // 320 blocks of 65,536 elements a launch (multi_tensor_apply.cuh:19, multi_tensor_apply.py:24).
   const double per_launch = 320.0 * 65536;
-  EXPECT_EQ(host_work(std::vector<Op>{optimizer_op(per_launch)}, scenario).kernels, 4);
-  EXPECT_EQ(host_work(std::vector<Op>{optimizer_op(3 * per_launch + 1)}, scenario).kernels, 4 * 4);
+  auto kernels = [&](double parameters) {
+    return host_work(optimizer_step_ops({.updated_parameters = parameters, .gradient_parameters = 2 * parameters}),
+                     scenario)
+        .kernels;
+  };
+  EXPECT_EQ(kernels(per_launch), 3 + 1);
+  EXPECT_EQ(kernels(3 * per_launch + 1), 3 * 4 + 1);
 }
 
 // Every op of every shipped scenario has a count: a new op in the workload
@@ -301,7 +307,8 @@ TEST(HostLaunches, EveryShippedScenarioOpIsCounted) {
                                  &workload.kept_dense_layer, &workload.embedding, &workload.head})
       for (const Pass* pass : {&unit->forward, &unit->backward_input, &unit->backward_weight, &unit->recompute})
         EXPECT_NO_THROW(host_work(pass->ops, scenario));
-    std::vector<Op> optimizer{optimizer_op(1e9)};
+    std::vector<Op> optimizer = optimizer_step_ops({.updated_parameters = 1e9, .gradient_parameters = 1e9,
+                                                    .grad_bytes_per_parameter = 2});
     for (const Op& cast : weight_cast_ops(linear_quantization(scenario.training), 1e9)) optimizer.push_back(cast);
     EXPECT_NO_THROW(host_work(optimizer, scenario));
   }

@@ -214,6 +214,21 @@ TEST(Moe, TheTokenExchangeIsReportedAsExposedEpNotTp) {
   EXPECT_FALSE(simulate(load_scenario("tiny-4gpu")).report.dims.ep);
 }
 
+// Each row a token routes to an expert keeps, for the backward, the inputs of
+// the expert's two linears and of its activation, and its probability, which
+// Megatron-Core multiplies in the activation; not the expert's output, which
+// the unpermutation sums without weights (layer_memory.cpp).
+TEST(Moe, EachRoutedRowKeepsItsLinearsAndActivationsInputsAndItsProbabilityNotItsOutput) {
+  auto activation_bytes = [](int top_k) {
+    nlohmann::json doc = moe_json(1, 1, 1, 1);
+    doc["model"]["num_experts_per_tok"] = top_k;
+    return build_workload(fixtures::scenario_from(doc)).layer.activation_bytes;
+  };
+  const double rows = 512;                                      // one more expert for each of the 512 tokens
+  const double bytes_per_row = 2 * 512 + 2 * 256 + 2 * 256 + 4;  // fc1's and fc2's inputs, GELU's input (bf16), fp32 probability
+  EXPECT_DOUBLE_EQ(activation_bytes(3) - activation_bytes(2), rows * bytes_per_row);
+}
+
 // ZeRO-1, DP 8, EP 4 (expert data parallel 2), by hand: per layer, attention
 // 4h^2 + 4h (with biases), two LayerNorms 4h, the router 8h with its bias 8
 // (Megatron-Core's TopKRouter has one with add_bias_linear), two local experts
@@ -237,11 +252,20 @@ TEST(Moe, MemoryPerGpuShardsExpertStatesOverTheExpertDataGroup) {
   EXPECT_DOUBLE_EQ(checkpoint[3], experts * 2 + m.optimizer_bytes + rng);
   EXPECT_DOUBLE_EQ(checkpoint[4], m.optimizer_bytes + rng);
 
-  // ZeRO-2 shards the gradients as ZeRO-1 shards the optimizer state, and runs ZeRO-1's Program.
+  // ZeRO-2 shards the gradients as ZeRO-1 shards the optimizer state, and runs ZeRO-1's Program
+  // but for its optimizer zeroing only the gradients it holds.
   const ShardedJob zero2 = sharded_job(doc, 2);
-  EXPECT_DOUBLE_EQ(memory_for_rank(zero2.s, zero2.w, zero2.p, 3).gradients_bytes,
-                   (parameters - experts) * 4 / 8 + experts * 4 / 2);
-  EXPECT_EQ(program_hash(zero2.p), program_hash(p));
+  const double gradient_shard = (parameters - experts) / 8 + experts / 2;
+  EXPECT_DOUBLE_EQ(memory_for_rank(zero2.s, zero2.w, zero2.p, 3).gradients_bytes, gradient_shard * 4);
+  Program zero2_as_zero1 = zero2.p;
+  ASSERT_EQ(zero2_as_zero1.works.size(), p.works.size());
+  for (size_t work = 0; work < p.works.size(); ++work) {
+    if (p.works[work].name != "optimizer") continue;
+    EXPECT_EQ(zero2_as_zero1.works[work].ops.back().name, "zero_grad");
+    EXPECT_EQ(zero2_as_zero1.works[work].ops.back().shape.at(0), std::llround(gradient_shard));
+    zero2_as_zero1.works[work] = p.works[work];
+  }
+  EXPECT_EQ(program_hash(zero2_as_zero1), program_hash(p));
 }
 
 // The distributed optimizer's weight all-gathers, overlapped with the next

@@ -486,15 +486,6 @@ TEST(Workload, TensorParallelMustDivideHeads) {
   EXPECT_THROW(build_workload(scenario), InputError);
 }
 
-TEST(Workload, OptimizerOp) {
-  const Op adam = optimizer_op(1e9);
-  EXPECT_EQ(adam.name, "adam");
-  EXPECT_EQ(adam.op_class, OpClass::optimizer);
-  EXPECT_EQ(adam.shape, std::vector<int64_t>{1'000'000'000});
-  EXPECT_DOUBLE_EQ(adam.bytes, 30e9);
-  EXPECT_DOUBLE_EQ(adam.flops, 12e9);
-}
-
 TEST(Workload, Names) {
   EXPECT_EQ(to_string(OpClass::memory_bound), "memory_bound");
   EXPECT_EQ(to_string(TaskKind::REDUCESCATTER), "REDUCESCATTER");

@@ -144,7 +144,8 @@ struct OpName {
 };
 
 OpName parse_name(const std::string& name) {
-  if (name == "adam") return {name, Phase::optimizer};
+  if (name == "main_grad_cast" || name == "grad_norm" || name == "adam" || name == "params_copy" || name == "zero_grad")
+    return {name, Phase::optimizer};
   if (name.find("_weight_cast") != std::string::npos) return {name, Phase::optimizer, OpName::weight_cast};
   std::string rest = name;
   const bool amax = ends_with(rest, "_amax");
@@ -386,18 +387,19 @@ Row cross_entropy_row(const Context& x) {
   return {{.first = 2 + (x.scenario.parallel.tensor > 1 ? 2 : 0), .triton = 2}, {.first = 1, .triton = 1}};
 }
 
-// The optimizer step over P parameters: Megatron's distributed optimizer
-// runs four multi-tensor passes (the grad norm's multi_tensor_l2norm, the
-// clip's multi_tensor_scale, TE FusedAdam, the copy of main to model
-// params: MC optimizer/clip_grads.py, optimizer/optimizer.py), each one
-// kernel per 320 blocks of 65,536 elements (TE common/multi_tensor/
-// multi_tensor_apply.cuh:19; pytorch/optimizers/multi_tensor_apply.py:24):
-// a lower bound, as a launch also ends at 36 tensors (:18, depth 4) and the
-// tensor count is not known here.
+// One pass of the optimizer step (sim/model/optimizer_step.hpp): the
+// gradient buffer's zero_() is one memset; the others run as multi-tensor
+// kernels (multi_tensor_l2norm, TE FusedAdam, the copy of main to model
+// params: MC optimizer/clip_grads.py, optimizer/optimizer.py), one per 320
+// blocks of 65,536 elements (TE common/multi_tensor/multi_tensor_apply.cuh:19;
+// pytorch/optimizers/multi_tensor_apply.py:24): a lower bound, as a launch
+// also ends at 36 tensors (:18, depth 4) and the tensor count is not known
+// here; the main grads' cast, a kernel a tensor, is counted so too.
 Launches optimizer_launches(const Op& op) {
+  if (op.name == "zero_grad") return {1};
   constexpr double kElementsPerLaunch = 320.0 * 65536.0;
-  const int per_pass = std::max(1, int(std::ceil(double(op.shape.at(0)) / kElementsPerLaunch)));
-  return {4, 4 * (per_pass - 1)};
+  const int launches = std::max(1, int(std::ceil(double(op.shape.at(0)) / kElementsPerLaunch)));
+  return {1, launches - 1};
 }
 
 // The DDP hook's accumulation of the norms' (and an MoE layer's router's)

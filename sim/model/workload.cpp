@@ -174,13 +174,4 @@ StageUnits stage_units(const Workload& workload, int stage) {
   return units;
 }
 
-Op optimizer_op(double parameters) {
-  // Per parameter: fp32 master weight, m and v read and written (24), fp32
-  // gradient read (4), bf16 weight written (2).
-  constexpr double kBytesPerParameter = 30;
-  constexpr double kFlopsPerParameter = 12;
-  return {"adam", OpClass::optimizer, {std::llround(parameters)}, kFlopsPerParameter * parameters,
-          kBytesPerParameter * parameters};
-}
-
 }  // namespace simtrain

@@ -165,8 +165,4 @@ StageUnits stage_units(const Workload& workload, int stage);
 
 Workload build_workload(const Scenario& scenario);
 
-// One fused Adam(W) step over `parameters` parameters (fp32 master weights,
-// moments and gradients; bf16 weights written back).
-Op optimizer_op(double parameters);
-
 }  // namespace simtrain

@@ -4,6 +4,7 @@
 // weights, bucket by bucket (unless overlap_param_gather gathers them during
 // the forward). fp8 (fp4) training casts the weights once a step: run with
 // the optimizer here (TE does it in the first micro-batch's forward).
+#include "sim/model/optimizer_step.hpp"
 #include "sim/model/quantization.hpp"
 #include "sim/program/lowering.hpp"
 
@@ -31,9 +32,14 @@ void lower_optimizer(LoweringContext& context, RankTasks& rank) {
   const double updated_parameters = sharded ? (local_parameters - experts) / double(context.layout.data) +
                                                   experts / double(parallel.expert_data())
                                             : local_parameters;
-  const std::string key = "optimizer " + std::to_string(updated_parameters) + " " + std::to_string(low_precision_weights);
+  // ZeRO-2 and 3 keep only their shard of the gradients.
+  const double gradient_parameters = sharded && context.zero_stage >= 2 ? updated_parameters : local_parameters;
+  const std::string key = "optimizer " + std::to_string(updated_parameters) + " " +
+                          std::to_string(gradient_parameters) + " " + std::to_string(low_precision_weights);
   optimizer.work = context.shared_work(key, [&] {
-    Work work{"optimizer", {optimizer_op(updated_parameters)}};
+    Work work{"optimizer", optimizer_step_ops({.updated_parameters = updated_parameters,
+                                               .gradient_parameters = gradient_parameters,
+                                               .grad_bytes_per_parameter = context.workload.grad_bytes_per_parameter})};
     if (low_precision_weights > 0) {
       const std::vector<Op> casts =
           weight_cast_ops(linear_quantization(context.scenario.training), low_precision_weights);

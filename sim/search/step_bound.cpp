@@ -6,6 +6,7 @@
 #include "sim/network/collective_plan.hpp"
 #include "sim/engine/platform_file.hpp"
 #include "sim/model/host_launches.hpp"
+#include "sim/model/optimizer_step.hpp"
 #include "sim/network/fabric.hpp"
 #include "sim/scenario/rank_layout.hpp"
 
@@ -149,7 +150,13 @@ private:
   double optimizer_seconds(double gradient_bytes) const {
     const double parameters = gradient_bytes / w_.grad_bytes_per_parameter;
     const double sharded = s_.parallel.zero_stage >= 1 ? parameters / d_ : parameters;
-    return cost_model_.op_time(optimizer_op(sharded), s_.training.dtype).seconds;
+    const std::vector<Op> ops =
+        optimizer_step_ops({.updated_parameters = sharded,
+                            .gradient_parameters = s_.parallel.zero_stage >= 2 ? sharded : parameters,
+                            .grad_bytes_per_parameter = w_.grad_bytes_per_parameter});
+    double seconds = 0;
+    for (const Op& op : ops) seconds += cost_model_.op_time(op, s_.training.dtype).seconds;
+    return seconds;
   }
 
   // The distributed optimizer (ZeRO 1, 2) all-gathers the updated bf16 weights

@@ -4,14 +4,20 @@ namespace simtrain::layers {
 
 namespace {
 
-// What the MLP's activation (and an MoE layer's weighted sum of expert
-// outputs and its router probabilities, fp32) needs in the backward.
+// What the MLP's activation needs in the backward: its input; in an MoE
+// layer also each routed row's probability, which Megatron-Core multiplies
+// in the experts' activation (WeightedSwiGLUFunction saves its input and the
+// probabilities; fused_bias_swiglu.py at 92c8482e6), so the unpermutation
+// after the experts sums their outputs without weights and keeps only its
+// row map (the alltoall dispatcher calls unpermute without probs:
+// token_dispatcher.py combine_postprocess; TE v2.9 permutation.py
+// _moe_unpermute_mask_map saves its input only with merging_probs), and the
+// router's probabilities over every expert, fp32.
 double mlp_activation_input_bytes(const Shard& x) {
   if (!x.moe()) return double(x.tokens()) * x.fc1_width() * x.element_bytes;
   const double rows = double(x.rank_expert_rows());
-  const double probabilities = double(x.router_tokens()) * x.model.num_experts * kFp32Bytes;
-  return (rows * (x.expert_fc1_width() + x.hidden) + double(x.tokens()) * x.shared_fc1_width()) * x.element_bytes +
-         probabilities;
+  const double probabilities = (double(x.router_tokens()) * x.model.num_experts + rows) * kFp32Bytes;
+  return (rows * x.expert_fc1_width() + double(x.tokens()) * x.shared_fc1_width()) * x.element_bytes + probabilities;
 }
 
 // What selective recompute's modules (Megatron's recompute_modules) leave
