@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -88,7 +89,9 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
     LaneComm comm;
     comm.first_flow = flow_total;
+    comm.position = static_cast<uint32_t>(prog_.tasks.position_in_rank(id));
     if (is_collective(t.kind)) {
+      comm.group = t.group;
       const CollectivePlan& plan = plans.plan(t, prog_.groups[t.group]);
       comm.spans_lanes = lanes_.spans_lanes(prog_.groups[t.group]);
       comm.later_steps_latency_seconds = plan.latency_seconds - plan.step_latency_seconds;
@@ -111,6 +114,18 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     flow_total += comm.flow_count;
     comms_.push_back(comm);
   }
+  // Each rank's comms in its list's order: comms_ is in id order, which is
+  // list order within a rank where ranks are numbered rank by rank.
+  rank_comms_begin_.assign(prog_.world_size + 1, 0);
+  for (int id : comm_tasks_) ++rank_comms_begin_[prog_.tasks.rank_of(id) + 1];
+  std::partial_sum(rank_comms_begin_.begin(), rank_comms_begin_.end(), rank_comms_begin_.begin());
+  rank_comms_.resize(comms_.size());
+  std::vector<uint32_t> next(rank_comms_begin_.begin(), rank_comms_begin_.end() - 1);
+  for (uint32_t c = 0; c < comms_.size(); ++c) rank_comms_[next[prog_.tasks.rank_of(comm_tasks_[c])]++] = c;
+  if (!prog_.tasks.numbered_rank_by_rank())
+    for (int rank = 0; rank < prog_.world_size; ++rank)
+      std::sort(rank_comms_.begin() + rank_comms_begin_[rank], rank_comms_.begin() + rank_comms_begin_[rank + 1],
+                [&](uint32_t a, uint32_t b) { return comms_[a].position < comms_[b].position; });
   flows_.reserve(flow_total);
   route_of_flow_.reserve(flow_total);
   const auto store = [&](const Flow& f) {
@@ -118,9 +133,18 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     flows_.push_back({f.src, f.dst, f.bytes});
     route_of_flow_.push_back(route_index(f));
   };
+  // A list's routes, found once: the same lists recur at every layer and micro-batch.
+  std::unordered_map<const std::vector<Flow>*, std::vector<uint32_t>> routes_of_list;
   for (size_t c = 0; c < comm_tasks_.size(); ++c) {
-    for (uint32_t l = lists_begin[c]; l < lists_begin[c + 1]; ++l)
-      for (const Flow& f : *lists[l]) store(f);
+    for (uint32_t l = lists_begin[c]; l < lists_begin[c + 1]; ++l) {
+      auto [routes, added] = routes_of_list.try_emplace(lists[l]);
+      if (added)
+        for (const Flow& f : *lists[l])
+          if (f.src != f.dst) routes->second.push_back(route_index(f));
+      for (const Flow& f : *lists[l])
+        if (f.src != f.dst) flows_.push_back({f.src, f.dst, f.bytes});
+      route_of_flow_.insert(route_of_flow_.end(), routes->second.begin(), routes->second.end());
+    }
     if (lists_begin[c] == lists_begin[c + 1] && comms_[c].flow_count > 0)  // a SEND: its members' transfers
       for_each_lane_flow(prog_.tasks[comm_tasks_[c]], false, plans, [&](const Flow& f, int) { store(f); });
   }
