@@ -383,11 +383,15 @@ ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_b
     const Colours& colours = refined.colours;
     std::vector<uint64_t> keys(replicas_);
     for (int m = 0; m < replicas_; ++m) {
-      uint64_t h = static_cast<uint64_t>(class_of_replica_[m]);
+      // The sequence of its flows' colours (and whether its representative
+      // has one there) as a sum of terms, each a colour at its place: no
+      // chain of hashes from one flow to the next.
+      uint64_t sum = 0, place = 0;
       for_each_replica_flow(m, [&](uint32_t f, uint32_t counterpart) {
-        h = combine(combine(h, flow_colour(colours, f)), counterpart == no_flow);
+        const uint64_t absent = counterpart == no_flow ? 0x5851f42d4c957f2d : 0;
+        sum += mix((flow_colour(colours, f) ^ absent) + ++place * 0x9e3779b97f4a7c15);
       });
-      keys[m] = h;
+      keys[m] = combine(combine(static_cast<uint64_t>(class_of_replica_[m]), sum), place);
     }
     const int before = count();
     set_classes(keys);
