@@ -213,6 +213,24 @@ TEST(ReplicaClasses, AnExpertGroupAcrossNodes) {
   EXPECT_EQ(expect_reduction_exact(fixtures::scenario_from(doc)), 8);
 }
 
+// Refinement runs on one component of each kind (flows that start together
+// over the same multiset of routes, as an all-to-all's at every layer and
+// micro-batch) and weighs routes by kind and by the histories of each
+// component's simulated flows (replica_classes.cpp). Here refinement must
+// split replicas: EP 16 across the nodes of a 1:4 oversubscribed fat tree
+// (where the data-parallel rings leave a node: 8 classes), alone and with
+// one of a leaf's four uplinks failed; the reduced replay still runs as the
+// full one.
+TEST(ReplicaClasses, AllToAllsOverOversubscribedLeaves) {
+  nlohmann::json doc = moe_job(1, 2, 16, 16);
+  doc["cluster"]["topology"] = small_fat_tree(4);
+  const Scenario s = fixtures::scenario_from(doc);
+  EXPECT_EQ(expect_reduction_exact(s), 8);
+  ReplayOptions options;
+  options.failures.push_back({0.0, -1, "leaf1_up", 3.0 / 4});
+  EXPECT_GE(expect_reduction_exact(s, options), 8);
+}
+
 // EP 8 beside TP 2 (sequence parallel), 32 GPUs: lanes of two ranks, the
 // expert group across two nodes, four replicas a node; the ring leaves
 // each node at its fourth replica: 4 classes.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -18,9 +19,12 @@ bool has_network_work(const Task& task) { return task.kind == TaskKind::SEND || 
 std::vector<int> LaneFlows::lane_comm_ids() const {
   std::vector<int> ids;
   for (int rank = 0; rank < prog_.world_size; ++rank)
-    if (lanes_.is_representative(rank))
-      for (int id : prog_.rank_tasks(rank))
-        if (has_network_work(prog_.tasks[id])) ids.push_back(id);
+    if (lanes_.is_representative(rank)) {
+      // A task's kind is its stored list's, read without translating it.
+      const RankTaskIds mine = prog_.rank_tasks(rank), stored = prog_.rank_tasks(prog_.tasks.source_rank(rank));
+      for (size_t i = 0; i < mine.size(); ++i)
+        if (has_network_work(prog_.tasks[stored[i]])) ids.push_back(mine[i]);
+    }
   if (!prog_.tasks.numbered_rank_by_rank()) std::sort(ids.begin(), ids.end());
   return ids;
 }
@@ -83,12 +87,15 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
   // after comm, so that the second pass need not find them again.
   std::vector<const std::vector<Flow>*> lists;
   std::vector<uint32_t> lists_begin = {0};
+  std::vector<Flow> send_flows;  // the SENDs' transfers, comm after comm (each member's task read once)
   for (int id : comm_tasks_) {
     const Task t = prog_.tasks[id];
     comm_of_task_[t.id] = static_cast<int32_t>(comms_.size());
     LaneComm comm;
     comm.first_flow = flow_total;
+    comm.position = static_cast<uint32_t>(prog_.tasks.position_in_rank(id));
     if (is_collective(t.kind)) {
+      comm.group = t.group;
       const CollectivePlan& plan = plans.plan(t, prog_.groups[t.group]);
       comm.spans_lanes = lanes_.spans_lanes(prog_.groups[t.group]);
       comm.later_steps_latency_seconds = plan.latency_seconds - plan.step_latency_seconds;
@@ -106,11 +113,26 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
         for (const Flow& f : flows) count(f);
       });
     else if (t.kind == TaskKind::SEND)
-      for_each_lane_flow(t, false, plans, [&](const Flow& f, int) { count(f); });
+      for_each_lane_flow(t, false, plans, [&](const Flow& f, int) {
+        count(f);
+        if (f.src != f.dst) send_flows.push_back(f);
+      });
     lists_begin.push_back(static_cast<uint32_t>(lists.size()));
     flow_total += comm.flow_count;
     comms_.push_back(comm);
   }
+  // Each rank's comms in its list's order: comms_ is in id order, which is
+  // list order within a rank where ranks are numbered rank by rank.
+  rank_comms_begin_.assign(prog_.world_size + 1, 0);
+  for (int id : comm_tasks_) ++rank_comms_begin_[prog_.tasks.rank_of(id) + 1];
+  std::partial_sum(rank_comms_begin_.begin(), rank_comms_begin_.end(), rank_comms_begin_.begin());
+  rank_comms_.resize(comms_.size());
+  std::vector<uint32_t> next(rank_comms_begin_.begin(), rank_comms_begin_.end() - 1);
+  for (uint32_t c = 0; c < comms_.size(); ++c) rank_comms_[next[prog_.tasks.rank_of(comm_tasks_[c])]++] = c;
+  if (!prog_.tasks.numbered_rank_by_rank())
+    for (int rank = 0; rank < prog_.world_size; ++rank)
+      std::sort(rank_comms_.begin() + rank_comms_begin_[rank], rank_comms_.begin() + rank_comms_begin_[rank + 1],
+                [&](uint32_t a, uint32_t b) { return comms_[a].position < comms_[b].position; });
   flows_.reserve(flow_total);
   route_of_flow_.reserve(flow_total);
   const auto store = [&](const Flow& f) {
@@ -118,11 +140,21 @@ LaneFlows::LaneFlows(const Program& program, const Fabric& fabric, const Lanes& 
     flows_.push_back({f.src, f.dst, f.bytes});
     route_of_flow_.push_back(route_index(f));
   };
+  // A list's routes, found once: the same lists recur at every layer and micro-batch.
+  std::unordered_map<const std::vector<Flow>*, std::vector<uint32_t>> routes_of_list;
+  size_t next_send_flow = 0;
   for (size_t c = 0; c < comm_tasks_.size(); ++c) {
-    for (uint32_t l = lists_begin[c]; l < lists_begin[c + 1]; ++l)
-      for (const Flow& f : *lists[l]) store(f);
-    if (lists_begin[c] == lists_begin[c + 1] && comms_[c].flow_count > 0)  // a SEND: its members' transfers
-      for_each_lane_flow(prog_.tasks[comm_tasks_[c]], false, plans, [&](const Flow& f, int) { store(f); });
+    for (uint32_t l = lists_begin[c]; l < lists_begin[c + 1]; ++l) {
+      auto [routes, added] = routes_of_list.try_emplace(lists[l]);
+      if (added)
+        for (const Flow& f : *lists[l])
+          if (f.src != f.dst) routes->second.push_back(route_index(f));
+      for (const Flow& f : *lists[l])
+        if (f.src != f.dst) flows_.push_back({f.src, f.dst, f.bytes});
+      route_of_flow_.insert(route_of_flow_.end(), routes->second.begin(), routes->second.end());
+    }
+    if (lists_begin[c] == lists_begin[c + 1])  // a SEND: its members' transfers (none for a closed form)
+      for (uint32_t f = 0; f < comms_[c].flow_count; ++f) store(send_flows[next_send_flow++]);
   }
 }
 

@@ -36,6 +36,8 @@ struct LaneComm {
   double later_steps_latency_seconds = 0;   // a collective's latency beyond its first step
   bool spans_lanes = false;                 // a collective whose lanes meet at a barrier
   double max_bytes_per_second = 0;          // each of its flows' own rate bound (a Gloo connection's); 0: none
+  uint32_t position = 0;                    // its task's place in its rank's list
+  int32_t group = -1;                       // a collective's group; -1: a SEND
 };
 
 class LaneFlows {
@@ -58,9 +60,19 @@ public:
   // The tasks comm() answers for: the lane representatives' SENDs and
   // collectives, in id order.
   const std::vector<int>& comm_tasks() const { return comm_tasks_; }
+  // The network work of lane representative `rank`'s tasks, in its list's
+  // order (none for any other rank): indices into comm_at.
+  std::span<const uint32_t> comms_of_rank(int rank) const {
+    return {rank_comms_.data() + rank_comms_begin_[rank], rank_comms_begin_[rank + 1] - rank_comms_begin_[rank]};
+  }
+  const LaneComm& comm_at(uint32_t index) const { return comms_[index]; }
   // The links of all()[flow]'s route, in order.
-  std::span<const int> route(uint32_t flow) const {
-    const uint32_t r = route_of_flow_[flow];
+  std::span<const int> route(uint32_t flow) const { return route_links(route_index(flow)); }
+  // Routes are numbered, one per pair of hosts that flows join: all()[flow]'s,
+  // how many, and the links of route `r`, in order.
+  uint32_t route_index(uint32_t flow) const { return route_of_flow_[flow]; }
+  uint32_t route_count() const { return static_cast<uint32_t>(route_begin_.size() - 1); }
+  std::span<const int> route_links(uint32_t r) const {
     return {route_links_.data() + route_begin_[r], route_begin_[r + 1] - route_begin_[r]};
   }
 
@@ -94,6 +106,8 @@ private:
   SimulatedTasks lane_tasks_;            // the lane representatives' tasks
   BySimulatedTask<int32_t> comm_of_task_;  // by such a task: index into comms_, or -1
   std::vector<LaneComm> comms_;
+  std::vector<uint32_t> rank_comms_;        // comms_ indices, rank after rank, each in list order
+  std::vector<uint32_t> rank_comms_begin_;  // by rank, and one past the last
   std::vector<LaneFlow> flows_;  // 16 bytes: tens of millions in an expert-parallel step
   // Routes, one per pair of hosts that flows join (an all-to-all's flows
   // repeat the same pairs at every layer and micro-batch): flow f's is

@@ -39,7 +39,9 @@ int Lanes::representative_task(int id) const {
 std::vector<Task> Lanes::member_tasks(const Task& rep_task) const {
   std::vector<Task> tasks;
   const int position = prog_.tasks.position_in_rank(rep_task.id);
-  for (int member : lane_of(rep_task.rank).members) tasks.push_back(prog_.tasks[prog_.rank_tasks(member)[position]]);
+  const std::vector<int>& members = lane_of(rep_task.rank).members;
+  tasks.reserve(members.size());
+  for (int member : members) tasks.push_back(prog_.tasks[prog_.rank_tasks(member)[position]]);
   return tasks;
 }
 

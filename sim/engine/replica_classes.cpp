@@ -5,7 +5,9 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -146,8 +148,11 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
     if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
     uint64_t& h = signature[replica_of(r)];
     h = combine(combine(h, slot_of_rank_[r]), static_cast<int>(prog_.rank_tasks(r).size()));
-    for (int id : prog_.rank_tasks(r)) {
-      const Task& t = prog_.tasks[id];
+    const std::span<const uint32_t> comms = flows_.comms_of_rank(r);
+    size_t next_comm = 0;
+    const RankTaskIds ids = prog_.rank_tasks(r);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const Task& t = prog_.tasks[ids[i]];
       for (int v : {static_cast<int>(t.kind), static_cast<int>(t.stream), t.work, t.stage, t.microbatch, t.layer_begin,
                     t.layer_end, t.count, static_cast<int>(t.dim), static_cast<int>(t.joins_batch)})
         h = combine(h, v);
@@ -158,44 +163,43 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
         // A task of another replica is unlike any.
         h = combine(combine(h, place(dep)), dep_replica == replica_of(r) ? -1 : dep_replica);
       }
-      if (const LaneComm* comm = flows_.comm(id)) {
-        h = combine(combine(h, static_cast<int>(comm->flow_count)), comm->later_steps_latency_seconds);
-        if (comm->closed_form) h = combine(h, comm->closed_form->seconds);
-        for (const LaneFlow& f : flows_.flows(*comm)) h = combine(h, f.bytes);
+      if (next_comm < comms.size() && flows_.comm_at(comms[next_comm]).position == i) {
+        const LaneComm& comm = flows_.comm_at(comms[next_comm++]);
+        h = combine(combine(h, static_cast<int>(comm.flow_count)), comm.later_steps_latency_seconds);
+        if (comm.closed_form) h = combine(h, comm.closed_form->seconds);
+        for (const LaneFlow& f : flows_.flows(comm)) h = combine(h, f.bytes);
       }
     }
   }
   return signature;
 }
 
-// Calls on_comm(comm, counterpart, task, position) for each lane task of
-// `replica` with network work, in a fixed order: counterpart is the work at
-// the same place of its class's representative (null where it has none
-// there), task the lane task, position that task's place in its rank.
+// Calls on_comm(comm, counterpart) for each lane task of `replica` with
+// network work, in a fixed order: counterpart is the work at the same place
+// of its class's representative (null where it has none there).
 template <typename OnComm>
 void ReplicaClasses::for_each_replica_comm(int replica, OnComm&& on_comm) const {
   const int rep_replica = representatives_[class_of_replica_[replica]];
   for (size_t slot = 0; slot < ranks_of_replica_[replica].size(); ++slot) {
-    const int rank = ranks_of_replica_[replica][slot];
-    if (!lanes_.is_representative(rank)) continue;
-    const RankTaskIds mine = prog_.rank_tasks(rank);
-    const RankTaskIds reps = prog_.rank_tasks(ranks_of_replica_[rep_replica][slot]);
-    for (size_t i = 0; i < mine.size(); ++i)
-      if (const LaneComm* comm = flows_.comm(mine[i]))
-        on_comm(*comm, i < reps.size() ? flows_.comm(reps[i]) : nullptr, prog_.tasks[mine[i]],
-                static_cast<uint32_t>(i));
+    const std::span<const uint32_t> reps = flows_.comms_of_rank(ranks_of_replica_[rep_replica][slot]);
+    size_t r = 0;
+    for (uint32_t c : flows_.comms_of_rank(ranks_of_replica_[replica][slot])) {
+      const LaneComm& comm = flows_.comm_at(c);
+      while (r < reps.size() && flows_.comm_at(reps[r]).position < comm.position) ++r;
+      on_comm(comm, r < reps.size() && flows_.comm_at(reps[r]).position == comm.position ? &flows_.comm_at(reps[r])
+                                                                                          : nullptr);
+    }
   }
 }
 
-// Calls on_flow(flow, counterpart, task, position) for each flow `replica`
-// drives, in a fixed order: counterpart is the flow at the same place of its
-// class's representative (no_flow where the representative has none there),
-// task the lane task sending it, position that task's place in its rank.
+// Calls on_flow(flow, counterpart) for each flow `replica` drives, in a
+// fixed order: counterpart is the flow at the same place of its class's
+// representative (no_flow where the representative has none there).
 template <typename OnFlow>
 void ReplicaClasses::for_each_replica_flow(int replica, OnFlow&& on_flow) const {
-  for_each_replica_comm(replica, [&](const LaneComm& comm, const LaneComm* rep_comm, const Task& task, uint32_t i) {
+  for_each_replica_comm(replica, [&](const LaneComm& comm, const LaneComm* rep_comm) {
     for (uint32_t j = 0; j < comm.flow_count; ++j)
-      on_flow(comm.first_flow + j, rep_comm && j < rep_comm->flow_count ? rep_comm->first_flow + j : no_flow, task, i);
+      on_flow(comm.first_flow + j, rep_comm && j < rep_comm->flow_count ? rep_comm->first_flow + j : no_flow);
   });
 }
 
@@ -234,7 +238,7 @@ std::vector<char> ReplicaClasses::links_that_can_bind(const std::vector<double>&
 // Flows that start together, whatever the network: those at one place of
 // the replicas of a class, and, across classes, those at one place of a
 // collective whose group spans replicas (its barrier releases them at once).
-ReplicaClasses::FlowColours ReplicaClasses::starting_together() const {
+ReplicaClasses::Components ReplicaClasses::starting_together() const {
   const size_t flows = flows_.all().size();
   std::vector<uint32_t> parent(flows);
   std::iota(parent.begin(), parent.end(), 0u);
@@ -242,26 +246,33 @@ ReplicaClasses::FlowColours ReplicaClasses::starting_together() const {
     while (parent[f] != f) f = parent[f] = parent[parent[f]];
     return f;
   };
-  auto join = [&](uint32_t a, uint32_t b) { parent[root(a)] = root(b); };
+  auto join = [&](uint32_t a, uint32_t b) {  // a root is its component's first flow: parent[f] <= f
+    const uint32_t ra = root(a), rb = root(b);
+    parent[std::max(ra, rb)] = std::min(ra, rb);
+  };
   // The flows of two works at one place, pairwise.
   auto join_works = [&](const LaneComm& a, const LaneComm& b) {
     for (uint32_t j = 0; j < std::min(a.flow_count, b.flow_count); ++j) join(a.first_flow + j, b.first_flow + j);
   };
   std::unordered_map<uint64_t, const LaneComm*> first_at_place;  // by (structure, barrier group, position)
   for (int m = 0; m < replicas_; ++m)
-    for_each_replica_comm(m, [&](const LaneComm& comm, const LaneComm* counterpart, const Task& task,
-                                 uint32_t position) {
+    for_each_replica_comm(m, [&](const LaneComm& comm, const LaneComm* counterpart) {
       if (counterpart) join_works(comm, *counterpart);
-      if (!is_collective(task.kind) || !spans_replicas_[task.group]) return;
-      const uint64_t place = combine(combine(structure_[m], task.group), static_cast<int>(position));
+      if (comm.group < 0 || !spans_replicas_[comm.group]) return;
+      const uint64_t place = combine(combine(structure_[m], comm.group), static_cast<int>(comm.position));
       if (auto [it, added] = first_at_place.try_emplace(place, &comm); !added) join_works(comm, *it->second);
     });
-  FlowColours colours{std::vector<uint64_t>(flows), 0};
-  for (uint32_t f = 0; f < flows; ++f) {
-    colours.flow[f] = root(f);
-    colours.count += colours.flow[f] == f;  // a colour per root
-  }
-  return colours;
+  // In place, each flow's component: its root's number, roots numbered in
+  // order (a root comes first in its component, so it is numbered before
+  // its other flows read it).
+  for (uint32_t f = 0; f < flows; ++f) parent[f] = root(f);
+  uint32_t count = 0;
+  for (uint32_t f = 0; f < flows; ++f) parent[f] = parent[f] == f ? count++ : parent[parent[f]];
+  return {std::move(parent), count};
+}
+
+uint64_t ReplicaClasses::flow_colour(const Colours& colours, uint32_t flow) const {
+  return combine(colours.route[flows_.route_index(flow)], uint64_t{colours.components.of_flow[flow]});
 }
 
 // Colour refinement of flows and links from `start`: a link's colour
@@ -273,42 +284,93 @@ ReplicaClasses::FlowColours ReplicaClasses::starting_together() const {
 // colours where refinement stopped before settling, the same classes under
 // new names where it settled), so that every link of a colour carries flows
 // of the same colours either way.
-ReplicaClasses::Refined ReplicaClasses::refine_colours(FlowColours start,
+//
+// A flow's colour after k rounds is its component's and the sequence of
+// multisets of link colours along its route, by round: its route's history
+// (Colours::route). Components with the same multiset of routes are alike:
+// swapping two of them, flow for flow of the same route, changes no link's
+// multiset of colours, so both are coloured alike and each link carries as
+// many flows of each route history from one as from the other. Refinement
+// therefore runs on one component of each such kind, its flows counted as
+// many times as the kind has components in the link multisets; its colours
+// part the links as the whole job's would, and the number of colours grows
+// exactly when the whole job's does.
+ReplicaClasses::Refined ReplicaClasses::refine_colours(Components start,
                                                        const std::vector<double>& link_bytes_per_second,
                                                        const std::set<int>& altered_links) const {
-  std::vector<uint64_t>& flow_colour = start.flow;
+  Refined refined;
+  Colours& c = refined.colours;
+  c.kinds = kinds(start);
+  const Kinds& alike = c.kinds;
   const size_t links = link_bytes_per_second.size();
   std::vector<uint64_t> link_base(links);
   for (size_t l = 0; l < links; ++l)
     link_base[l] = combine(combine(combine(uint64_t{0}, link_bytes_per_second[l]), fabric_.links()[l].latency_seconds),
                            altered_links.count(static_cast<int>(l)) ? static_cast<int>(l) : -1);
-  Refined refined;
-  Colours& c = refined.colours;
+  c.route.assign(flows_.route_count(), 0);
+  const std::vector<uint32_t>& kept_route = alike.kept_route;
+  std::vector<uint64_t> kept_colour(kept_route.size());
+  const auto colour_kept = [&] {
+    for (size_t k = 0; k < kept_route.size(); ++k)
+      kept_colour[k] = combine(c.route[kept_route[k]], static_cast<int>(alike.kept_kind[k]));
+  };
+  colour_kept();
   std::vector<uint64_t> slots;
-  size_t flow_colours = start.count;
+  size_t flow_colours = alike.components.size();
   for (int round = 0;; ++round) {
     c.link = link_base;
-    for (uint32_t f = 0; f < flow_colour.size(); ++f)
-      for (int link : flows_.route(f))
-        if (binding_[link]) c.link[link] += mix(flow_colour[f]);  // a sum: a multiset
+    for (size_t k = 0; k < kept_route.size(); ++k) {
+      const uint64_t seen = alike.components[alike.kept_kind[k]] * mix(kept_colour[k]);  // a sum: a multiset
+      for (int link : flows_.route_links(kept_route[k]))
+        if (binding_[link]) c.link[link] += seen;
+    }
     if (round == max_rounds_) {
       refined.settled = false;
       break;
     }
-    // In place (a copy would be 8 bytes a flow): refining only splits, so
-    // where the count stays the new colours name the same classes.
-    for (uint32_t f = 0; f < flow_colour.size(); ++f) {
+    for (uint32_t r = 0; r < c.route.size(); ++r) {
       uint64_t links_seen = 0;
-      for (int link : flows_.route(f))
+      for (int link : flows_.route_links(r))
         if (binding_[link]) links_seen += mix(c.link[link]);
-      flow_colour[f] = combine(flow_colour[f], links_seen);
+      c.route[r] = combine(c.route[r], links_seen);
     }
-    const size_t now = count_distinct(flow_colour, slots);
+    colour_kept();
+    const size_t now = count_distinct(kept_colour, slots);
     if (now == flow_colours) break;
     flow_colours = now;
   }
-  c.flow = std::move(flow_colour);
+  c.components = std::move(start);
   return refined;
+}
+
+ReplicaClasses::Kinds ReplicaClasses::kinds(const Components& components) const {
+  const std::vector<uint32_t>& component = components.of_flow;
+  const size_t flows = component.size();
+  // Each component's multiset of routes (a sum of their hashes) and size.
+  std::vector<uint64_t> routes_sum(components.count, 0);
+  std::vector<uint32_t> size(components.count, 0);
+  for (uint32_t f = 0; f < flows; ++f) {
+    routes_sum[component[f]] += mix(uint64_t{flows_.route_index(f)} + 1);
+    size[component[f]] += 1;
+  }
+  Kinds kinds;
+  std::unordered_map<uint64_t, uint32_t> kind_of_key;
+  kinds.of_component.resize(components.count);
+  std::vector<char> first_of_kind(components.count, 0);
+  for (uint32_t k = 0; k < components.count; ++k) {
+    auto [it, added] = kind_of_key.try_emplace(combine(routes_sum[k], static_cast<int>(size[k])),
+                                               static_cast<uint32_t>(kinds.components.size()));
+    if (added) kinds.components.push_back(0);
+    first_of_kind[k] = added;
+    kinds.of_component[k] = it->second;
+    kinds.components[it->second] += 1;
+  }
+  for (uint32_t f = 0; f < flows; ++f)
+    if (first_of_kind[component[f]]) {
+      kinds.kept_route.push_back(flows_.route_index(f));
+      kinds.kept_kind.push_back(kinds.of_component[component[f]]);
+    }
+  return kinds;
 }
 
 // Splits classes until every member's flows look like its representative's;
@@ -321,11 +383,15 @@ ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_b
     const Colours& colours = refined.colours;
     std::vector<uint64_t> keys(replicas_);
     for (int m = 0; m < replicas_; ++m) {
-      uint64_t h = static_cast<uint64_t>(class_of_replica_[m]);
-      for_each_replica_flow(m, [&](uint32_t f, uint32_t counterpart, const Task&, uint32_t) {
-        h = combine(combine(h, colours.flow[f]), counterpart == no_flow);
+      // The sequence of its flows' colours (and whether its representative
+      // has one there) as a sum of terms, each a colour at its place: no
+      // chain of hashes from one flow to the next.
+      uint64_t sum = 0, place = 0;
+      for_each_replica_flow(m, [&](uint32_t f, uint32_t counterpart) {
+        const uint64_t absent = counterpart == no_flow ? 0x5851f42d4c957f2d : 0;
+        sum += mix((flow_colour(colours, f) ^ absent) + ++place * 0x9e3779b97f4a7c15);
       });
-      keys[m] = h;
+      keys[m] = combine(combine(static_cast<uint64_t>(class_of_replica_[m]), sum), place);
     }
     const int before = count();
     set_classes(keys);
@@ -337,9 +403,12 @@ ReplicaClasses::Colours ReplicaClasses::refine(const std::vector<double>& link_b
 // Every flow and link a colour of its own: the full replay.
 ReplicaClasses::Colours ReplicaClasses::distinct_colours(size_t links) const {
   Colours c;
-  c.flow.resize(flows_.all().size());
+  c.components.of_flow.resize(flows_.all().size());
+  std::iota(c.components.of_flow.begin(), c.components.of_flow.end(), 0u);
+  c.components.count = static_cast<uint32_t>(c.components.of_flow.size());
+  c.route.assign(flows_.route_count(), 0);
+  c.kinds = kinds(c.components);
   c.link.resize(links);
-  std::iota(c.flow.begin(), c.flow.end(), uint64_t{0});
   std::iota(c.link.begin(), c.link.end(), uint64_t{0});
   return c;
 }
@@ -372,81 +441,112 @@ std::span<const WeightedLink> ReplicaClasses::weighted_route(uint32_t flow) cons
 // flow of colour k crosses it with weight n / s: n flows of colour k cross
 // it in the full job, s of them are simulated (they run alike). Weights are
 // made whole by scaling the link's capacity.
+//
+// A colour is a component's flows of one route history. n depends on the
+// component's kind only (its multiset of routes), so it is counted on the
+// kind's first component; s on the multiset of the histories of the
+// component's simulated flows, so components of one kind and one such
+// multiset (a pattern) cross each link with the same n and s.
 void ReplicaClasses::weigh_routes(const Colours& colours) {
-  const std::vector<uint64_t>& flow_colour = colours.flow;
   const std::vector<uint64_t>& link_colour = colours.link;
-  const size_t links = link_colour.size(), flows = flow_colour.size();
-  std::vector<char> simulated_flow(flows, 0);
-  std::unordered_map<uint64_t, int64_t> simulated_of_colour;
+  const size_t links = link_colour.size(), flows = flows_.all().size();
+  const std::vector<uint32_t>& component = colours.components.of_flow;
+  const Kinds& kinds = colours.kinds;
+  const auto history = [&](uint32_t route) { return colours.route[route]; };
+  std::vector<char> simulated_flow(flows, 0), link_seen(links, 0);
   std::unordered_map<uint64_t, int> link_of_colour;  // the link standing for its colour
   for (int rep : representatives_)
-    for_each_replica_flow(rep, [&](uint32_t f, uint32_t, const Task&, uint32_t) {
+    for_each_replica_flow(rep, [&](uint32_t f, uint32_t) {
       simulated_flow[f] = 1;
-      simulated_of_colour[flow_colour[f]] += 1;
       for (int link : flows_.route(f))
-        if (binding_[link]) link_of_colour.try_emplace(link_colour[link], link);
+        if (binding_[link] && !link_seen[link]) {
+          link_seen[link] = 1;
+          link_of_colour.try_emplace(link_colour[link], link);
+        }
     });
   std::vector<int> canonical(links, -1);
   for (size_t l = 0; l < links; ++l)
     if (auto it = link_of_colour.find(link_colour[l]); binding_[l] && it != link_of_colour.end())
       canonical[l] = it->second;
-  // n: by canonical link and flow colour, the flows of the full job crossing
-  // it; counted by sorting the (link, colour) pairs of every route.
+  // n by (kind, history, canonical link): the flows of a component of that
+  // kind and route history crossing the link.
+  const auto crossing_key = [](uint32_t kind, uint64_t route_history, int link) {
+    return combine(combine(route_history, static_cast<int>(kind)), link);
+  };
+  std::unordered_map<uint64_t, int64_t> crossings_of;
   struct Crossing {
+    uint32_t kind;
     int link;
-    int32_t s;  // simulated flows of the colour; 32 bits beside link keep a crossing at 24 bytes
-    uint64_t colour;
-    int64_t n;
+    uint64_t route_history;
   };
-  // Looked up once per crossing or flow: millions of colours make each lookup a cache miss.
-  auto simulated_of = [&](uint64_t colour) -> int64_t {
-    auto it = simulated_of_colour.find(colour);
-    return it == simulated_of_colour.end() ? 1 : it->second;
-  };
-  std::vector<std::pair<int, uint64_t>> pairs;
+  std::vector<Crossing> crossings;  // each (kind, history, canonical link) once
+  for (size_t k = 0; k < kinds.kept_route.size(); ++k)
+    for (int link : flows_.route_links(kinds.kept_route[k]))
+      if (canonical[link] == link) {  // never a link that cannot bind
+        const uint64_t h = history(kinds.kept_route[k]);
+        if (crossings_of[crossing_key(kinds.kept_kind[k], h, link)]++ == 0)
+          crossings.push_back({kinds.kept_kind[k], link, h});
+      }
+  // s: each component's pattern, the first component of each pattern, and
+  // by (pattern, history) its simulated flows (one where none is).
+  std::vector<uint64_t> simulated_histories(colours.components.count, 0);  // a sum: a multiset
   for (uint32_t f = 0; f < flows; ++f)
-    for (int link : flows_.route(f))
-      if (canonical[link] == link) pairs.emplace_back(link, flow_colour[f]);  // never a link that cannot bind
-  std::sort(pairs.begin(), pairs.end());
-  std::vector<Crossing> crossing;
-  for (const auto& [link, colour] : pairs)
-    if (!crossing.empty() && crossing.back().link == link && crossing.back().colour == colour)
-      ++crossing.back().n;
-    else
-      crossing.push_back({link, static_cast<int32_t>(simulated_of(colour)), colour, 1});
-  // Each link's crossings, by colour: a search among one link's colours, not all.
-  std::vector<size_t> crossing_begin(links + 1, 0);
-  for (const Crossing& c : crossing) ++crossing_begin[c.link + 1];
-  std::partial_sum(crossing_begin.begin(), crossing_begin.end(), crossing_begin.begin());
-  auto crossing_of = [&](int link, uint64_t colour) -> const Crossing* {
-    const auto end = crossing.begin() + static_cast<std::ptrdiff_t>(crossing_begin[link + 1]);
-    auto it = std::lower_bound(crossing.begin() + static_cast<std::ptrdiff_t>(crossing_begin[link]), end, colour,
-                               [](const Crossing& c, uint64_t key) { return c.colour < key; });
-    return it != end && it->colour == colour ? &*it : nullptr;
+    if (simulated_flow[f]) simulated_histories[component[f]] += mix(history(flows_.route_index(f)));
+  std::unordered_map<uint64_t, uint32_t> pattern_of_key;
+  std::vector<uint32_t> pattern(colours.components.count);
+  std::vector<uint32_t> kind_of_pattern;
+  std::vector<char> first_of_pattern(colours.components.count, 0);
+  for (uint32_t c = 0; c < colours.components.count; ++c) {
+    const uint32_t kind = kinds.of_component[c];
+    auto [it, added] = pattern_of_key.try_emplace(combine(simulated_histories[c], static_cast<int>(kind)),
+                                                  static_cast<uint32_t>(kind_of_pattern.size()));
+    if (added) kind_of_pattern.push_back(kind);
+    first_of_pattern[c] = added;
+    pattern[c] = it->second;
+  }
+  const auto simulated_key = [](uint32_t pattern, uint64_t route_history) {
+    return combine(route_history, static_cast<int>(pattern));
+  };
+  std::unordered_map<uint64_t, int64_t> simulated_of;
+  for (uint32_t f = 0; f < flows; ++f)
+    if (simulated_flow[f] && first_of_pattern[component[f]])
+      simulated_of[simulated_key(pattern[component[f]], history(flows_.route_index(f)))] += 1;
+  const auto s_of = [&](uint32_t pattern, uint64_t route_history) -> int64_t {
+    auto it = simulated_of.find(simulated_key(pattern, route_history));
+    return it == simulated_of.end() ? 1 : it->second;
   };
   // Per canonical link: the scale making every n / s whole, and the divisor
-  // of the whole weights.
+  // of the whole weights; both depend only on the distinct (n, s) there.
+  std::vector<std::vector<uint32_t>> patterns_of_kind(kinds.components.size());
+  for (uint32_t p = 0; p < kind_of_pattern.size(); ++p) patterns_of_kind[kind_of_pattern[p]].push_back(p);
+  std::set<std::tuple<int, int64_t, int64_t>> distinct;  // link, n, s
+  for (const Crossing& x : crossings)
+    for (uint32_t p : patterns_of_kind[x.kind])
+      distinct.emplace(x.link, crossings_of[crossing_key(x.kind, x.route_history, x.link)], s_of(p, x.route_history));
   std::vector<int64_t> scale(links, 1), divisor(links, 0);
-  for (const Crossing& c : crossing) scale[c.link] = std::lcm(scale[c.link], c.s / std::gcd(c.n, c.s));
-  for (const Crossing& c : crossing) divisor[c.link] = std::gcd(divisor[c.link], c.n * scale[c.link] / c.s);
+  for (const auto& [link, n, s] : distinct) scale[link] = std::lcm(scale[link], s / std::gcd(n, s));
+  for (const auto& [link, n, s] : distinct) divisor[link] = std::gcd(divisor[link], n * scale[link] / s);
   capacity_scale_.assign(links, 1.0);
   for (size_t l = 0; l < links; ++l)
     if (divisor[l] > 0) capacity_scale_[l] = static_cast<double>(scale[l]) / static_cast<double>(divisor[l]);
   weighted_begin_.assign(flows + 1, 0);
   for (uint32_t f = 0; f < flows; ++f) {
     const size_t begin = weighted_links_.size();
-    if (simulated_flow[f])
+    if (simulated_flow[f]) {
+      const uint64_t h = history(flows_.route_index(f));
+      const uint32_t kind = kinds.of_component[component[f]];
       for (int link : flows_.route(f)) {
         if (!binding_[link]) continue;
         const int c = canonical[link];
         if (std::any_of(weighted_links_.begin() + static_cast<std::ptrdiff_t>(begin), weighted_links_.end(),
                         [&](const WeightedLink& w) { return w.link == c; }))
           continue;  // two links of one colour on a route: one constraint
-        const Crossing* n = crossing_of(c, flow_colour[f]);
-        if (!n) throw std::logic_error("replica classes: a flow crosses a link unlike its own");
-        const int64_t whole = n->n * scale[c] / n->s / divisor[c];
+        auto n = crossings_of.find(crossing_key(kind, h, c));
+        if (n == crossings_of.end()) throw std::logic_error("replica classes: a flow crosses a link unlike its own");
+        const int64_t whole = n->second * scale[c] / s_of(pattern[component[f]], h) / divisor[c];
         weighted_links_.push_back({c, static_cast<int>(whole)});
       }
+    }
     weighted_begin_[f + 1] = static_cast<uint32_t>(weighted_links_.size());
   }
 }

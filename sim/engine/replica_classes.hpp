@@ -69,25 +69,39 @@ public:
   int approximate_after_rounds() const { return approximate_ ? max_rounds_ : 0; }
 
 private:
+  // Flows that start together: by flow, its component, numbered densely.
+  struct Components {
+    std::vector<uint32_t> of_flow;
+    uint32_t count = 0;
+  };
+  // Components alike, with the same multiset of routes, are of one kind.
+  struct Kinds {
+    std::vector<uint32_t> of_component;
+    std::vector<uint64_t> components;             // by kind: how many
+    std::vector<uint32_t> kept_route, kept_kind;  // the flows of each kind's first component
+  };
+  // A flow's colour is its component's and what refinement saw along its
+  // route (flow_colour).
   struct Colours {
-    std::vector<uint64_t> link, flow;
+    std::vector<uint64_t> link;   // by link
+    std::vector<uint64_t> route;  // by route (LaneFlows::route_index)
+    Components components;
+    Kinds kinds;
   };
   struct Refined {
     Colours colours;
     bool settled = true;
-  };
-  struct FlowColours {
-    std::vector<uint64_t> flow;
-    size_t count = 0;  // distinct colours among them
   };
   int replica_of(int rank) const { return replica_of_rank_[rank]; }
   void find_replicas();
   std::vector<uint64_t> structure_signatures() const;
   std::vector<char> links_that_can_bind(const std::vector<double>& link_bytes_per_second,
                                        const std::set<int>& altered_links) const;
-  FlowColours starting_together() const;
-  Refined refine_colours(FlowColours start, const std::vector<double>& link_bytes_per_second,
+  Components starting_together() const;
+  Refined refine_colours(Components start, const std::vector<double>& link_bytes_per_second,
                          const std::set<int>& altered_links) const;
+  uint64_t flow_colour(const Colours& colours, uint32_t flow) const;
+  Kinds kinds(const Components& components) const;
   Colours refine(const std::vector<double>& link_bytes_per_second, const std::set<int>& altered_links);
   Colours distinct_colours(size_t links) const;
   void set_classes(const std::vector<uint64_t>& keys);
