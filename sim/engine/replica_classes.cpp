@@ -68,6 +68,25 @@ uint64_t combine(uint64_t hash, int value) {
   return combine(hash, static_cast<uint64_t>(static_cast<uint32_t>(value)));
 }
 
+// Items numbered by their keys, in the order each key first appears: each
+// item's number, and whether it is the first item of its number.
+struct KeyNumbering {
+  std::vector<uint32_t> of_item;
+  std::vector<char> first;
+  uint32_t count = 0;
+};
+KeyNumbering number_by_key(const std::vector<uint64_t>& keys) {
+  KeyNumbering numbering{std::vector<uint32_t>(keys.size()), std::vector<char>(keys.size(), 0), 0};
+  std::unordered_map<uint64_t, uint32_t> number_of_key;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto [it, added] = number_of_key.try_emplace(keys[i], numbering.count);
+    numbering.count += added;
+    numbering.first[i] = added;
+    numbering.of_item[i] = it->second;
+  }
+  return numbering;
+}
+
 }  // namespace
 
 ReplicaClasses::ReplicaClasses(const Program& program, const Fabric& fabric, const Lanes& lanes,
@@ -346,27 +365,21 @@ ReplicaClasses::Refined ReplicaClasses::refine_colours(Components start,
 ReplicaClasses::Kinds ReplicaClasses::kinds(const Components& components) const {
   const std::vector<uint32_t>& component = components.of_flow;
   const size_t flows = component.size();
-  // Each component's multiset of routes (a sum of their hashes) and size.
-  std::vector<uint64_t> routes_sum(components.count, 0);
+  // Each component's key: its multiset of routes (a sum of their hashes) and size.
+  std::vector<uint64_t> key(components.count, 0);
   std::vector<uint32_t> size(components.count, 0);
   for (uint32_t f = 0; f < flows; ++f) {
-    routes_sum[component[f]] += mix(uint64_t{flows_.route_index(f)} + 1);
+    key[component[f]] += mix(uint64_t{flows_.route_index(f)} + 1);
     size[component[f]] += 1;
   }
+  for (uint32_t k = 0; k < components.count; ++k) key[k] = combine(key[k], static_cast<int>(size[k]));
+  const KeyNumbering numbering = number_by_key(key);
   Kinds kinds;
-  std::unordered_map<uint64_t, uint32_t> kind_of_key;
-  kinds.of_component.resize(components.count);
-  std::vector<char> first_of_kind(components.count, 0);
-  for (uint32_t k = 0; k < components.count; ++k) {
-    auto [it, added] = kind_of_key.try_emplace(combine(routes_sum[k], static_cast<int>(size[k])),
-                                               static_cast<uint32_t>(kinds.components.size()));
-    if (added) kinds.components.push_back(0);
-    first_of_kind[k] = added;
-    kinds.of_component[k] = it->second;
-    kinds.components[it->second] += 1;
-  }
+  kinds.of_component = numbering.of_item;
+  kinds.components.assign(numbering.count, 0);
+  for (uint32_t kind : kinds.of_component) kinds.components[kind] += 1;
   for (uint32_t f = 0; f < flows; ++f)
-    if (first_of_kind[component[f]]) {
+    if (numbering.first[component[f]]) {
       kinds.kept_route.push_back(flows_.route_index(f));
       kinds.kept_kind.push_back(kinds.of_component[component[f]]);
     }
@@ -492,24 +505,20 @@ void ReplicaClasses::weigh_routes(const Colours& colours) {
   std::vector<uint64_t> simulated_histories(colours.components.count, 0);  // a sum: a multiset
   for (uint32_t f = 0; f < flows; ++f)
     if (simulated_flow[f]) simulated_histories[component[f]] += mix(history(flows_.route_index(f)));
-  std::unordered_map<uint64_t, uint32_t> pattern_of_key;
-  std::vector<uint32_t> pattern(colours.components.count);
-  std::vector<uint32_t> kind_of_pattern;
-  std::vector<char> first_of_pattern(colours.components.count, 0);
-  for (uint32_t c = 0; c < colours.components.count; ++c) {
-    const uint32_t kind = kinds.of_component[c];
-    auto [it, added] = pattern_of_key.try_emplace(combine(simulated_histories[c], static_cast<int>(kind)),
-                                                  static_cast<uint32_t>(kind_of_pattern.size()));
-    if (added) kind_of_pattern.push_back(kind);
-    first_of_pattern[c] = added;
-    pattern[c] = it->second;
-  }
+  std::vector<uint64_t> pattern_keys(colours.components.count);
+  for (uint32_t c = 0; c < colours.components.count; ++c)
+    pattern_keys[c] = combine(simulated_histories[c], static_cast<int>(kinds.of_component[c]));
+  const KeyNumbering patterns = number_by_key(pattern_keys);
+  const std::vector<uint32_t>& pattern = patterns.of_item;
+  std::vector<uint32_t> kind_of_pattern(patterns.count);
+  for (uint32_t c = 0; c < colours.components.count; ++c)
+    if (patterns.first[c]) kind_of_pattern[pattern[c]] = kinds.of_component[c];
   const auto simulated_key = [](uint32_t pattern, uint64_t route_history) {
     return combine(route_history, static_cast<int>(pattern));
   };
   std::unordered_map<uint64_t, int64_t> simulated_of;
   for (uint32_t f = 0; f < flows; ++f)
-    if (simulated_flow[f] && first_of_pattern[component[f]])
+    if (simulated_flow[f] && patterns.first[component[f]])
       simulated_of[simulated_key(pattern[component[f]], history(flows_.route_index(f)))] += 1;
   const auto s_of = [&](uint32_t pattern, uint64_t route_history) -> int64_t {
     auto it = simulated_of.find(simulated_key(pattern, route_history));

@@ -154,9 +154,7 @@ private:
         optimizer_step_ops({.updated_parameters = sharded,
                             .gradient_parameters = s_.parallel.zero_stage >= 2 ? sharded : parameters,
                             .grad_bytes_per_parameter = w_.grad_bytes_per_parameter});
-    double seconds = 0;
-    for (const Op& op : ops) seconds += cost_model_.op_time(op, s_.training.dtype).seconds;
-    return seconds;
+    return accumulate_op_seconds(0, cost_model_, ops, s_.training.dtype);
   }
 
   // The distributed optimizer (ZeRO 1, 2) all-gathers the updated bf16 weights
