@@ -88,6 +88,23 @@ TEST(ReplicaClasses, AlikeReplicasOnOneLeafFormOneClass) {
   EXPECT_EQ(expect_reduction_exact(s), 1);
 }
 
+// A TP group's pipeline SEND is eight flows, one a rank over its own NIC:
+// they start together with the same bytes over links alike, so max-min
+// gives them one rate and the reduced replay sends them as one transfer over
+// one NIC's links weighted for all eight; the full replay sends all eight.
+// TP 8 x PP 2, one replica: 8 micro-batches, each sent forward and back,
+// and the tied embedding's gradient all-reduced between the two stages (a
+// two-rank ring: a flow each way).
+TEST(ReplicaClasses, ATensorParallelGroupsPipelineSendGoesAsOneTransfer) {
+  const Scenario s = fixtures::scenario_from(fixtures::scenario_json(8, 2, 1, 4, "1f1b"));
+  EXPECT_EQ(expect_reduction_exact(s), 1);
+  const int lane_tasks_flows = 2 * 8 + 2;
+  EXPECT_EQ(simulate(s).timeline.flows, static_cast<uint64_t>(lane_tasks_flows));
+  ReplayOptions full;
+  full.full_replay = true;
+  EXPECT_EQ(simulate(s, full).timeline.flows, static_cast<uint64_t>(8 * lane_tasks_flows));
+}
+
 TEST(ReplicaClasses, TheDefaultGpt3ShrunkTo128Gpus) {
   const Scenario s = load_scenario("gpt3-175b-1024xh100", {"num_gpus=128", "pipeline_model_parallel_size=2",
                                                            "num_hidden_layers=8", "global_batch_size=64"});

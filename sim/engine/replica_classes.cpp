@@ -157,37 +157,71 @@ int ReplicaClasses::stand_in(int id) const {
 // alike whatever the network: every lane's task list (kinds, works, sizes,
 // dependencies by place) and each of its tasks' flows (count, bytes,
 // closed-form time).
+// A rank's task list as structure: every task's fields, where its peer and
+// its dependencies are (slot, and whether in another replica, which), and
+// its network work. A rank reading another's stored list (TaskTable::
+// source_rank) holds the same tasks with peers and dependencies moved by
+// their distance from it; where each distance lands in the same slot and
+// replica relation from both, the tasks hash alike, so they are hashed once
+// per stored list (a 3,072-GPU job's 384 lane lists are 64 stored ones).
 std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
-  std::vector<uint64_t> signature(replicas_, 0);
-  auto place = [&](int id) {  // a task's place in any replica: its rank's slot and its position there
-    return (static_cast<uint64_t>(slot_of_rank_[prog_.tasks.rank_of(id)]) << 32) |
-           static_cast<uint32_t>(prog_.tasks.position_in_rank(id));
+  struct StoredList {
+    uint64_t tasks_hash = 0;
+    std::vector<int> peer_distances, dep_distances;
   };
-  for (int r = 0; r < prog_.world_size; ++r) {
-    if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
-    uint64_t& h = signature[replica_of(r)];
-    h = combine(combine(h, slot_of_rank_[r]), static_cast<int>(prog_.rank_tasks(r).size()));
-    const std::span<const uint32_t> comms = flows_.comms_of_rank(r);
-    size_t next_comm = 0;
-    const RankTaskIds ids = prog_.rank_tasks(r);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const Task& t = prog_.tasks[ids[i]];
+  std::unordered_map<int, StoredList> stored_lists;  // by source rank
+  const auto peer_value = [&](int peer) { return peer < prog_.world_size ? slot_of_rank_[peer] : peer; };
+  const auto dep_value = [&](int rank, int dep_rank) {  // a task of another replica is unlike any
+    return combine(uint64_t(slot_of_rank_[dep_rank]), replica_of(dep_rank) == replica_of(rank) ? -1 : replica_of(dep_rank));
+  };
+  const auto hash_tasks = [&](int r, StoredList* distances) {
+    uint64_t h = 0;
+    std::set<int> peer_distances, dep_distances;  // filled for `distances` only
+    for (int id : prog_.rank_tasks(r)) {
+      const Task& t = prog_.tasks[id];
       for (int v : {static_cast<int>(t.kind), static_cast<int>(t.stream), t.work, t.stage, t.microbatch, t.layer_begin,
                     t.layer_end, t.count, static_cast<int>(t.dim), static_cast<int>(t.joins_batch)})
         h = combine(h, v);
       h = combine(h, t.bytes);
-      if (t.peer >= 0) h = combine(h, t.peer < prog_.world_size ? slot_of_rank_[t.peer] : t.peer);
+      if (t.peer >= 0) {
+        h = combine(h, peer_value(t.peer));
+        if (distances) peer_distances.insert(t.peer - r);
+      }
       for (int dep : prog_.deps(t)) {
-        const int dep_replica = replica_of(prog_.tasks.rank_of(dep));
-        // A task of another replica is unlike any.
-        h = combine(combine(h, place(dep)), dep_replica == replica_of(r) ? -1 : dep_replica);
+        const int dep_rank = prog_.tasks.rank_of(dep);
+        h = combine(combine(h, dep_value(r, dep_rank)), prog_.tasks.position_in_rank(dep));
+        if (distances) dep_distances.insert(dep_rank - r);
       }
-      if (next_comm < comms.size() && flows_.comm_at(comms[next_comm]).position == i) {
-        const LaneComm& comm = flows_.comm_at(comms[next_comm++]);
-        h = combine(combine(h, static_cast<int>(comm.flow_count)), comm.later_steps_latency_seconds);
-        if (comm.closed_form) h = combine(h, comm.closed_form->seconds);
-        for (const LaneFlow& f : flows_.flows(comm)) h = combine(h, f.bytes);
-      }
+    }
+    if (distances) {
+      distances->peer_distances.assign(peer_distances.begin(), peer_distances.end());
+      distances->dep_distances.assign(dep_distances.begin(), dep_distances.end());
+    }
+    return h;
+  };
+  const auto lands_alike = [&](const StoredList& list, int source, int r) {
+    const auto inside = [&](int rank) { return rank >= 0 && rank < prog_.world_size; };
+    for (int d : list.peer_distances)
+      if (!inside(r + d) || peer_value(source + d) != peer_value(r + d)) return false;
+    for (int d : list.dep_distances)
+      if (!inside(r + d) || dep_value(source, source + d) != dep_value(r, r + d)) return false;
+    return true;
+  };
+  std::vector<uint64_t> signature(replicas_, 0);
+  for (int r = 0; r < prog_.world_size; ++r) {
+    if (!lanes_.is_representative(r)) continue;  // the lane's other ranks mirror it
+    const int source = prog_.tasks.source_rank(r);
+    auto [list, added] = stored_lists.try_emplace(source);
+    if (added) list->second.tasks_hash = hash_tasks(source, &list->second);
+    const uint64_t tasks_hash = lands_alike(list->second, source, r) ? list->second.tasks_hash : hash_tasks(r, nullptr);
+    uint64_t& h = signature[replica_of(r)];
+    h = combine(combine(combine(h, slot_of_rank_[r]), static_cast<int>(prog_.rank_tasks(r).size())), tasks_hash);
+    for (uint32_t c : flows_.comms_of_rank(r)) {
+      const LaneComm& comm = flows_.comm_at(c);
+      h = combine(combine(combine(h, static_cast<int>(comm.position)), static_cast<int>(comm.flow_count)),
+                  comm.later_steps_latency_seconds);
+      if (comm.closed_form) h = combine(h, comm.closed_form->seconds);
+      for (const LaneFlow& f : flows_.flows(comm)) h = combine(h, f.bytes);
     }
   }
   return signature;
@@ -273,9 +307,16 @@ ReplicaClasses::Components ReplicaClasses::starting_together() const {
   auto join_works = [&](const LaneComm& a, const LaneComm& b) {
     for (uint32_t j = 0; j < std::min(a.flow_count, b.flow_count); ++j) join(a.first_flow + j, b.first_flow + j);
   };
+  // A work's flows start together; those of the same bytes are alike.
+  auto join_alike_flows = [&](const LaneComm& comm) {
+    std::unordered_map<double, uint32_t> first_of_bytes;
+    for (uint32_t f = comm.first_flow; f < comm.first_flow + comm.flow_count; ++f)
+      if (auto [it, added] = first_of_bytes.try_emplace(flows_.all()[f].bytes, f); !added) join(f, it->second);
+  };
   std::unordered_map<uint64_t, const LaneComm*> first_at_place;  // by (structure, barrier group, position)
   for (int m = 0; m < replicas_; ++m)
     for_each_replica_comm(m, [&](const LaneComm& comm, const LaneComm* counterpart) {
+      join_alike_flows(comm);
       if (counterpart) join_works(comm, *counterpart);
       if (comm.group < 0 || !spans_replicas_[comm.group]) return;
       const uint64_t place = combine(combine(structure_[m], comm.group), static_cast<int>(comm.position));

@@ -6,10 +6,10 @@
 //
 // How classes are found: replicas start in one class per set of GPU speeds
 // and task-list structure (a failing GPU's replica is alone). Flows that
-// start together share a colour: a class's flows at one place of its task
-// lists, and, across classes, those at one place of a collective whose
-// group spans replicas (its barrier releases them at once). Colour
-// refinement then colours each link by its capacity, latency (a degraded or
+// start together share a colour: a lane task's flows of the same bytes, a
+// class's flows at one place of its task lists, and, across classes, those
+// at one place of a collective whose group spans replicas (its barrier
+// releases them at once). Colour refinement then colours each link by its capacity, latency (a degraded or
 // failing link is unlike any other) and the multiset of its flows' colours,
 // and each flow by its colour and the multiset of its links' colours, until
 // no colour splits; a member whose flows' colours differ from its
