@@ -9,10 +9,10 @@
 // start together share a colour: a lane task's flows of the same bytes, a
 // class's flows at one place of its task lists, and, across classes, those
 // at one place of a collective whose group spans replicas (its barrier
-// releases them at once). Colour refinement then colours each link by its capacity, latency (a degraded or
-// failing link is unlike any other) and the multiset of its flows' colours,
-// and each flow by its colour and the multiset of its links' colours, until
-// no colour splits; a member whose flows' colours differ from its
+// releases them at once). Colour refinement then colours each link by its
+// capacity, latency (a degraded or failing link is unlike any other) and the
+// multiset of its flows' colours, and each flow by its colour and the
+// multiset of its links' colours, until no colour splits; a member whose flows' colours differ from its
 // representative's leaves for a class of its own kind, and refinement starts
 // again, until no class splits. Links that can never limit a flow are left
 // out. Refinement still splitting after ReplayOptions::max_refinement_rounds
