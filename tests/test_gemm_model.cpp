@@ -180,6 +180,42 @@ TEST(GemmModel, FewOutputTilesSplitKAcrossTheSms) {
   EXPECT_EQ(time_of(h100, one_wave_of_128x128(h100), Dtype::bf16, kOnly128x128).split_k, 1);
 }
 
+// Separate kernels, a GEMM each (a rank's experts), `streams` at once.
+double grouped(const GpuSpec& gpu, GemmShape one, int64_t groups, int64_t streams) {
+  return grouped_gemm_seconds(time_of(gpu, one, Dtype::bf16, kOnly128x128), groups, streams, gpu.sm_count,
+                              RooflineEfficiency{}.min_kernel_seconds);
+}
+
+// One kernel of one tile and a short K (nothing to split) holds one SM:
+// sixteen such kernels over four streams run four at a time, as long as
+// four of them one after another; on one stream, sixteen in turn.
+TEST(GemmModel, SmallGemmsOnSeveralStreamsRunThatManyAtOnce) {
+  const GpuSpec& h100 = builtin("H100-SXM");
+  const GemmShape one_tile{128, 128, 512};
+  const GemmTime one = time_of(h100, one_tile, Dtype::bf16, kOnly128x128);
+  ASSERT_EQ(one.tiles * one.split_k, 1);
+  ASSERT_GT(one.compute_seconds, RooflineEfficiency{}.min_kernel_seconds);
+  EXPECT_DOUBLE_EQ(grouped(h100, one_tile, 16, 4), 4 * one.compute_seconds);
+  EXPECT_DOUBLE_EQ(grouped(h100, one_tile, 16, 4), grouped(h100, one_tile, 4, 1));
+  EXPECT_DOUBLE_EQ(grouped(h100, one_tile, 16, 1), 16 * one.compute_seconds);
+  EXPECT_DOUBLE_EQ(grouped(h100, one_tile, 1, 4), one.seconds);
+}
+
+// Kernels of one and a half waves each: one after another, two waves each;
+// side by side their tiles pool, 4 x 1.5 = 6 waves for four of them. The
+// streams gain only the last wave's idle SMs.
+TEST(GemmModel, GemmsFillingTheSmsPoolTheirTilesAcrossStreams) {
+  const GpuSpec& h100 = builtin("H100-SXM");
+  const GemmShape one_and_a_half_waves{128 * 18, 128 * 11, 4096};
+  const GemmTime one = time_of(h100, one_and_a_half_waves, Dtype::bf16, kOnly128x128);
+  ASSERT_EQ(h100.sm_count, 132);
+  ASSERT_EQ(one.tiles, 198);
+  ASSERT_EQ(one.waves, 2);
+  ASSERT_EQ(one.seconds, one.compute_seconds);
+  EXPECT_DOUBLE_EQ(grouped(h100, one_and_a_half_waves, 4, 1), 4 * one.seconds);
+  EXPECT_DOUBLE_EQ(grouped(h100, one_and_a_half_waves, 4, 4), 3 * one.seconds);
+}
+
 // The H200 sweeps' GEMMs with fewer output tiles than SMs and K of 2,048 or
 // more (M and N of 512-4,096, 40 a file): split as cuBLAS splits them, the
 // model is 11.3 % (bf16) and 17.5 % (fp8) off at the median, at most 35 % and
@@ -279,6 +315,22 @@ TEST(RooflineModel, TimesGemmOpsWithTheGemmModel) {
   const OpTime t = RooflineModel(h100).op_time(qkv, Dtype::bf16);
   EXPECT_EQ(t.source, TimeSource::roofline);
   EXPECT_DOUBLE_EQ(t.seconds, time_of(h100, shape).seconds);
+}
+
+// A rank's experts: M holds 16 GEMMs of 512 rows, a kernel each, 4 at once.
+TEST(RooflineModel, TimesSeparateGemmsFoldedIntoMAsAGroup) {
+  const GpuSpec& h100 = builtin("H100-SXM");
+  const GemmShape expert{512, 1536, 2048};
+  Op experts{"expert_fc1", OpClass::gemm, {16 * expert.m, expert.n, expert.k}, 16 * flops(expert),
+             16 * gemm_bytes(expert, Dtype::bf16)};
+  experts.gemm_groups = 16;
+  experts.gemm_streams = 4;
+  const double seconds = grouped_gemm_seconds(time_of(h100, expert), 16, 4, h100.sm_count,
+                                              RooflineEfficiency{}.min_kernel_seconds);
+  EXPECT_DOUBLE_EQ(RooflineModel(h100).op_time(experts, Dtype::bf16).seconds, seconds);
+  // One GEMM of all the rows pools every tile from the start: never slower.
+  experts.gemm_groups = experts.gemm_streams = 1;
+  EXPECT_LE(RooflineModel(h100).op_time(experts, Dtype::bf16).seconds, seconds);
 }
 
 }  // namespace

@@ -100,6 +100,32 @@ TEST(Moe, LoadImbalanceTwoDoublesTheBusiestExpertsTime) {
   EXPECT_EQ(op_named(build_workload(capped).layer.forward, "expert_fc1").shape[0], 8 * 4096 * 2 / 8 * 5 / 4);
 }
 
+// Qwen3-30B-A3B's 16 experts a rank: with moe_grouped_gemm (TE's
+// GroupedLinear) a GEMM each over TE's 4 compute streams, else
+// (SequentialMLP) a GEMM each in turn; in both, forward, input and weight
+// gradients alike, the kernels of the rank's experts, not one GEMM of all.
+TEST(Moe, ExpertGemmsAreAKernelAnExpertOnTransformerEnginesStreamsOrOneAfterAnother) {
+  for (const bool grouped : {true, false}) {
+    const Scenario s =
+        load_scenario("qwen3-30b-a3b-16xh100", {std::string("moe_grouped_gemm=") + (grouped ? "true" : "false")});
+    const Workload w = build_workload(s);
+    for (const auto pass : {&UnitWork::forward, &UnitWork::backward_input, &UnitWork::backward_weight})
+      for (const Op& op : (w.layer.*pass).ops)
+        if (op.op_class == OpClass::gemm && op.name.starts_with("expert_fc")) {
+          EXPECT_EQ(op.gemm_groups, 128 / 8) << op.name;
+          EXPECT_EQ(op.gemm_streams, grouped ? 4 : 1) << op.name;
+        }
+  }
+  const Scenario grouped = load_scenario("qwen3-30b-a3b-16xh100");
+  const Scenario sequential = load_scenario("qwen3-30b-a3b-16xh100", {"moe_grouped_gemm=false"});
+  const Workload wg = build_workload(grouped), ws = build_workload(sequential);
+  EXPECT_GT(seconds_of(ws.layer.forward.ops, sequential, "expert_fc"),
+            seconds_of(wg.layer.forward.ops, grouped, "expert_fc"));
+  // The router's and the dense layers' GEMMs stay one kernel each.
+  EXPECT_EQ(op_named(wg.layer.forward, "router").gemm_groups, 1);
+  EXPECT_EQ(op_named(wg.layer.forward, "qkv").gemm_groups, 1);
+}
+
 // EP 4 of DP 8: ranks 0-3 and 4-7 exchange tokens; the experts' gradients
 // are reduced between the ranks of one EP index ({0, 4}, {1, 5} ...), the
 // rest over all 8.

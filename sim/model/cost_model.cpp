@@ -32,8 +32,11 @@ double RooflineEfficiency::attention(const GpuSpec& gpu, const Op& op) const {
 
 OpTime RooflineModel::op_time(const Op& op, Dtype dtype) const {
   if (op.op_class == OpClass::gemm) {
-    const GemmShape shape{op.shape.at(0), op.shape.at(1), op.shape.at(2)};
-    const double seconds = gemm_time(gpu_, shape, op.bytes, op_dtype(op, dtype), eff_.hbm_fraction(gpu_), eff_.min_kernel_seconds).seconds;
+    const GemmShape shape{op.shape.at(0) / op.gemm_groups, op.shape.at(1), op.shape.at(2)};
+    const GemmTime one = gemm_time(gpu_, shape, op.bytes / double(op.gemm_groups), op_dtype(op, dtype),
+                                   eff_.hbm_fraction(gpu_), eff_.min_kernel_seconds);
+    const double seconds =
+        grouped_gemm_seconds(one, op.gemm_groups, op.gemm_streams, gpu_.sm_count, eff_.min_kernel_seconds);
     return {std::max(seconds, eff_.min_kernel_seconds), TimeSource::roofline};
   }
   double compute_seconds = 0;

@@ -56,6 +56,15 @@ double peak_flops(const GpuSpec& gpu, Dtype dtype) {
   return gpu.peak_bf16_flops;
 }
 
+double grouped_gemm_seconds(const GemmTime& one, int64_t groups, int64_t streams, int sm_count,
+                            double min_kernel_seconds) {
+  const int64_t rounds = ceil_div(groups, std::max<int64_t>(1, streams));
+  const int64_t waves = std::max(rounds * one.waves, ceil_div(groups * one.tiles * one.split_k, sm_count));
+  const double compute_seconds = one.compute_seconds * double(waves) / double(one.waves);
+  return std::max({compute_seconds, double(groups) * one.memory_seconds, double(groups) * one.achievable_seconds,
+                   double(rounds) * min_kernel_seconds});
+}
+
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
                    double min_kernel_seconds, std::span<const GemmTile> tiles) {
   const bool fp4 = dtype == Dtype::fp4 && gpu.peak_fp4_flops > 0;

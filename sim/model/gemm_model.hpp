@@ -65,6 +65,20 @@ struct GemmTime {
 GemmTime gemm_time(const GpuSpec& gpu, GemmShape shape, double bytes, Dtype dtype, double hbm_fraction,
                    double min_kernel_seconds, std::span<const GemmTile> tiles = large_gemm_tiles());
 
+// `groups` GEMMs of one's shape, one kernel each, `streams` of them at once
+// (Transformer Engine's GroupedLinear runs a cuBLAS GEMM per expert over its
+// 4 compute streams; Megatron's SequentialMLP one after another):
+//   rounds  = ceil(groups / streams)
+//   waves   = max(rounds x one's waves, ceil(groups x tiles x split / SMs))
+//   compute = waves x one's compute / one's waves
+// Kernels of fewer tiles than SMs run `streams` at a time beside each other;
+// kernels filling the SMs take their waves one after another, however many
+// streams (their tiles pooled: a kernel's last wave shares the SMs with the
+// next one's first). Bytes and FLOPs add up: time = max(compute, groups x
+// one's memory and achievable times, rounds x the shortest kernel).
+double grouped_gemm_seconds(const GemmTime& one, int64_t groups, int64_t streams, int sm_count,
+                            double min_kernel_seconds);
+
 // The clock a GEMM's K loop runs at: the GPU's sustained tensor clock for
 // its data type (fp8's where the GPU has fp8 tensor cores and states one).
 double sustained_clock_hz(const GpuSpec& gpu, Dtype dtype);

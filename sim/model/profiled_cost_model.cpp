@@ -36,7 +36,21 @@ double work_ratio(const Op& op, const Op& measured, const GpuSpec& gpu) {
 ProfiledCostModel::ProfiledCostModel(ProfileDatabase database, GpuSpec gpu)
     : database_(std::move(database)), gpu_(gpu), roofline_(std::move(gpu)) {}
 
+// Separate GEMMs (a rank's experts): one of them as measured, times what the
+// GEMM model gives the group over one (grouped_gemm_seconds).
+OpTime ProfiledCostModel::grouped_gemm_time(const Op& op, Dtype dtype) const {
+  Op one = op;
+  one.shape.at(0) /= op.gemm_groups;
+  one.flops /= double(op.gemm_groups);
+  one.bytes /= double(op.gemm_groups);
+  one.gemm_groups = one.gemm_streams = 1;
+  const OpTime measured = op_time(one, dtype);
+  return {measured.seconds * roofline_.op_time(op, dtype).seconds / roofline_.op_time(one, dtype).seconds,
+          measured.source};
+}
+
 OpTime ProfiledCostModel::op_time(const Op& op, Dtype dtype) const {
+  if (op.op_class == OpClass::gemm && op.gemm_groups > 1) return grouped_gemm_time(op, dtype);
   const ProfileEntry* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
   for (const ProfileEntry& entry : database_.entries) {

@@ -26,6 +26,8 @@ public:
   OpTime op_time(const Op& op, Dtype dtype) const override;
 
 private:
+  OpTime grouped_gemm_time(const Op& op, Dtype dtype) const;
+
   ProfileDatabase database_;
   GpuSpec gpu_;
   RooflineModel roofline_;

@@ -32,6 +32,10 @@ struct Op {
   // Executed beyond `flops`: FlashAttention's backward recomputes the score
   // matrix, 5 products against the forward's 2, where Megatron counts twice the forward.
   double uncounted_flops = 0;
+  // gemm: M is `gemm_groups` independent GEMMs of M / gemm_groups rows, one
+  // kernel each (a rank's experts), `gemm_streams` of them running at once.
+  int64_t gemm_groups = 1;
+  int64_t gemm_streams = 1;
 };
 
 // A fused attention backward's FLOPs beyond Megatron's count (twice the

@@ -22,6 +22,7 @@ void size_experts(const Scenario& scenario, Shard& x) {
   const int64_t shared_width = m.shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size;
   x.shared_ffn = shared_width / x.tp;
   x.dispatcher = scenario.parallel.moe_dispatcher;
+  x.expert_gemm_streams = scenario.software.moe_grouped_gemm ? kTransformerEngineComputeStreams : 1;
   const double mean = double(x.ep) * double(x.tokens()) * double(x.top_k) / double(m.num_experts);
   const double cap = t.capacity_factor > 0 ? t.capacity_factor : std::numeric_limits<double>::infinity();
   const double rank_rows =
@@ -42,7 +43,8 @@ std::vector<Step> moe_steps(const Shard& x) {
   const double e = x.element_bytes;
   const int64_t tokens = x.router_tokens(), routed = tokens * x.top_k, experts = x.model.num_experts;
   const auto expert_linear = [&](const std::string& name, int64_t n, int64_t k) {
-    return MatMul{name, x.expert_rows, n, k, x.local_experts, true, x.quantized(), false, x.counted_expert_rows};
+    return MatMul{name, x.expert_rows, n, k, x.local_experts, true, x.quantized(), false, x.counted_expert_rows,
+                  x.expert_gemm_streams};
   };
   const bool sorts = x.ep > 1 && x.local_experts > 1;
   const int64_t received = exchanged_rows(x) * x.hidden;

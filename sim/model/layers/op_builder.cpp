@@ -57,10 +57,12 @@ namespace {
 // A grouped GEMM (the experts of a rank) is `batch` products of one weight each.
 // A linear's GEMM in fp8 (fp4) training reads quantized operands, scales included.
 Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k, double operand_bytes,
-        double output_bytes, double counted = 1, bool low_precision_operands = false) {
+        double output_bytes, double counted, bool low_precision_operands, int64_t kernel_streams) {
   const double operands = double(m) * k + double(k) * n;
   const double bytes = batch * (operands * operand_bytes + double(m) * n * output_bytes);
-  return {name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k * counted, bytes, low_precision_operands};
+  Op op{name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k * counted, bytes, low_precision_operands};
+  if (kernel_streams > 0) op.gemm_groups = batch, op.gemm_streams = kernel_streams;
+  return op;
 }
 
 // TE's casts (sim/model/quantization.hpp): each writes a row-wise copy and,
@@ -78,7 +80,7 @@ Op transpose(const Shard& x, const std::string& name, int64_t elements) {
 // The GEMM of a product: quantized operands for a linear in fp8 (fp4) training.
 Op product(const Shard& x, const MatMul& mm, const std::string& name, int64_t m, int64_t n, int64_t k) {
   const double operand_bytes = mm.quantized ? x.linear_operand_bytes() : x.element_bytes;
-  return gemm(name, mm.batch, m, n, k, operand_bytes, x.element_bytes, mm.counted, mm.quantized);
+  return gemm(name, mm.batch, m, n, k, operand_bytes, x.element_bytes, mm.counted, mm.quantized, mm.kernel_streams);
 }
 
 // Y = X·B gives dX = dY·Bᵀ {m,k,n} and dB = Xᵀ·dY {k,n,m}; dB is a weight

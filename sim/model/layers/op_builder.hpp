@@ -21,6 +21,9 @@ inline constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes
 inline constexpr double kBf16Bytes = 2;
 inline constexpr double kFp32Bytes = 4;
 inline constexpr double kGradAccumulateBytes = 8;  // read + write of an fp32 main-grad element
+// The streams Transformer Engine's multi-stream GEMMs (GroupedLinear's) run
+// on: transformer_engine/common/util/multi_stream.h, num_compute_streams.
+inline constexpr int64_t kTransformerEngineComputeStreams = 4;
 
 // One TP rank's share of the model, for one micro-batch.
 struct Shard {
@@ -47,6 +50,9 @@ struct Shard {
   // (the mean's): the busiest rank bounds the layer's time, the mean its FLOPs.
   int64_t expert_rows = 0;
   double counted_expert_rows = 1;
+  // The experts' GEMMs, a kernel each, that run at once (moe_grouped_gemm:
+  // TE's GroupedLinear over its compute streams; else SequentialMLP's one).
+  int64_t expert_gemm_streams = 1;
   // Context parallelism: each sequence split over `cp` ranks, `seq` tokens
   // each; all-to-alls over `cp_a2a` of them trade the sequence split for a
   // split of the heads, and the K/V is exchanged over the `cp_ring` others
@@ -104,6 +110,8 @@ struct MatMul {
   bool quantized = false;
   bool input_from_norm = false;  // quantized: the norm before it writes its input quantized already
   double counted = 1;  // the fraction of its FLOPs Megatron counts (the busiest rank's experts run more)
+  // 0: the batch is one batched kernel; else a kernel per product, that many at once (a rank's experts).
+  int64_t kernel_streams = 0;
 };
 
 // Anything else: attention kernels and memory-bound ops, built as finished Ops.
