@@ -69,7 +69,7 @@ void CompareView::set_step(int slot, std::shared_ptr<const TimelineModel> model)
   const QString title = model ? slot_title(slot, *model) : QString();
   timelines_[slot]->set_model(std::move(model), title);
   if (slot == 1) timelines_[1]->setVisible(timelines_[1]->model() != nullptr);
-  legend_->set_entries(legend_entries(model_chunks()));
+  legend_->set_entries(legend_entries(model_chunks(), hosts_shown()));
   share_height();
   fit_all();
 }
@@ -104,6 +104,12 @@ int CompareView::model_chunks() const {
   for (const TimelineWidget* t : timelines_)
     if (t->model()) chunks = std::max(chunks, t->model()->program().virtual_stages);
   return chunks;
+}
+
+bool CompareView::hosts_shown() const {
+  for (const TimelineWidget* t : timelines_)
+    if (t->model() && t->model()->hosts_simulated()) return true;
+  return false;
 }
 
 const std::vector<LegendEntry>& CompareView::legend() const { return legend_->entries(); }

@@ -43,6 +43,7 @@ private:
   // Short timelines get the height of their rows, the others share the rest.
   void share_height();
   int model_chunks() const;  // the most of the timelines shown
+  bool hosts_shown() const;  // whether a timeline shown has host rows
 
   TimeScale scale_;
   QSplitter* splitter_;

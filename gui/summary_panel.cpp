@@ -102,17 +102,18 @@ void set_cell(QTableWidget* table, int row, int column, const QString& text, con
 }  // namespace
 
 SummaryPanel::SummaryPanel(QWidget* parent)
-    : QWidget(parent), names_(new QLabel), figures_(read_only_table(2)), stages_(read_only_table(9)),
+    : QWidget(parent), names_(new QLabel), figures_(read_only_table(2)), stages_(read_only_table(10)),
       notes_(new QLabel) {
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(names_);
   layout->addWidget(figures_);
   auto* where = new QLabel(tr("<b>Where the time went</b> per pipeline stage (its tp 0, dp 0 rank): compute, "
-                              "communication not hidden by compute (TP, EP, CP, PP, DP), idle"));
+                              "communication not hidden by compute (TP, EP, CP, PP, DP), idle; host-bound: "
+                              "of the idle time, the GPU waiting for its host to launch kernels"));
   where->setWordWrap(true);
   layout->addWidget(where);
   stages_->setHorizontalHeaderLabels({tr("stage"), tr("compute"), tr("TP"), tr("EP"), tr("CP"), tr("PP"), tr("DP"),
-                                      tr("idle"), tr("bubble")});
+                                      tr("idle"), tr("bubble"), tr("host-bound")});
   layout->addWidget(stages_);
   for (int slot = 0; slot < 2; ++slot) {
     memory_titles_[slot] = new QLabel;
@@ -201,7 +202,10 @@ void SummaryPanel::show_stages(const StepResult* a, const StepResult* b) {
       for (double seconds : {t.compute_seconds, t.exposed_tp_seconds, t.exposed_ep_seconds, t.exposed_cp_seconds,
                              t.exposed_pp_seconds, t.exposed_dp_seconds, t.idle_seconds})
         set_cell(stages_, row, column++, QString::fromStdString(format_duration(seconds)));
-      set_cell(stages_, row, column, QString::fromStdString(format_percent(t.idle_seconds / s->report.step_seconds)));
+      set_cell(stages_, row, column++, QString::fromStdString(format_percent(t.idle_seconds / s->report.step_seconds)));
+      // None where the hosts were not simulated (--free-launches), nor from a trace: it does not carry it.
+      set_cell(stages_, row, column,
+               s->report.host_wait_seconds ? QString::fromStdString(format_duration(stage.host_wait_seconds)) : "—");
     }
   }
   fit_width_to_columns(stages_);

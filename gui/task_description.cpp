@@ -43,16 +43,21 @@ std::string time_source_text(const CostModel& cost_model, Dtype dtype, const Wor
   return text;
 }
 
+// "rank 3 (tp 1, pp 1, dp 0)"
+std::string rank_text(const Program& p, int rank) {
+  const RankCoord& c = p.coords[rank];
+  return "rank " + std::to_string(rank) + " (tp " + std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " +
+         std::to_string(c.dp) + ")";
+}
+
 }  // namespace
 
 std::string describe_task(const StepResult& step, int id) {
   const Program& p = step.program;
   const Task& t = p.tasks[id];
   const TaskTiming& timing = step.timeline.tasks[id];
-  const RankCoord& c = p.coords[t.rank];
   std::string text = task_name(p, t) + "\n" + to_label(box_kind(t)) + " (" + to_string(t.kind) + ") on the " +
-                     to_string(t.stream) + " stream of rank " + std::to_string(t.rank) + " (tp " +
-                     std::to_string(c.tp) + ", pp " + std::to_string(c.pp) + ", dp " + std::to_string(c.dp) + ")";
+                     to_string(t.stream) + " stream of " + rank_text(p, t.rank);
   text += "\nstart " + format_duration(timing.start) + ", duration " + format_duration(timing.end - timing.start);
   if (t.work >= 0) {
     const Work& work = p.works[t.work];
@@ -66,6 +71,23 @@ std::string describe_task(const StepResult& step, int id) {
     if (step.scenario) text += "\ntime from: network simulation (SimGrid flows or closed form)";
   }
   if (!step.scenario) text += "\ntime from: trace " + step.title;
+  return text;
+}
+
+std::string describe_host_launch(const StepResult& step, const HostSlice& slice) {
+  const Program& p = step.program;
+  const Task& t = p.tasks[slice.task];
+  const TaskTiming& timing = step.timeline.tasks[slice.task];
+  std::string text = "launch " + task_name(p, t) + "\nthe host of " + rank_text(p, t.rank) + " launching " +
+                     to_label(box_kind(t)) + " (" + to_string(t.kind) + ") for its " + to_string(t.stream) + " stream";
+  text += "\nstart " + format_duration(slice.start_seconds) + ", until its next launch " +
+          format_duration(slice.end_seconds - slice.start_seconds);
+  if (timing.ran())
+    text += "\nthe task ran from " + format_duration(timing.start) + " to " + format_duration(timing.end);
+  const std::vector<int>& host_of_rank = step.timeline.host_of_rank;
+  if (!host_of_rank.empty() && host_of_rank[t.rank] != t.rank)
+    text += "\nsimulated as rank " + std::to_string(host_of_rank[t.rank]) +
+            "'s host (the replay runs one host per TP group and per class of alike replicas)";
   return text;
 }
 

@@ -40,7 +40,7 @@ void TimelineLayout::expand_all(bool expanded) {
 void TimelineLayout::build_rows() {
   rows_.clear();
   row_of_rank_.assign(model_.program().world_size, -1);
-  const double lanes_height = lane_offset(static_cast<int>(model_.lanes().size()));
+  const double lanes_height = lane_offset(lane_count() - 1) + lane_height(lane_count() - 1);
   const double rank_height = lanes_height + row_gap;
   double y = 0;
   int ranks_shown = 0;
@@ -71,8 +71,29 @@ std::optional<size_t> TimelineLayout::row_of_rank(int rank) const {
   return static_cast<size_t>(row_of_rank_[rank]);
 }
 
+int TimelineLayout::lane_count() const {
+  return static_cast<int>(model_.lanes().size()) + (model_.hosts_simulated() ? 1 : 0);
+}
+
+std::optional<int> TimelineLayout::host_lane() const {
+  if (!model_.hosts_simulated()) return std::nullopt;
+  return static_cast<int>(model_.lanes().size());
+}
+
+// The host lane comes after every stream lane: its offset is theirs.
 double TimelineLayout::lane_offset(int lane) const {
   return lane == 0 ? 0 : lane_scale_ * (compute_lane_height + stream_lane_height * (lane - 1));
+}
+
+double TimelineLayout::lane_height(int lane) const {
+  const double height = lane == 0 ? compute_lane_height : lane == host_lane() ? host_lane_height : stream_lane_height;
+  return lane_scale_ * height;
+}
+
+int TimelineLayout::lane_at(double within) const {
+  for (int lane = 0; lane < lane_count(); ++lane)
+    if (within >= lane_offset(lane) && within < lane_offset(lane) + lane_height(lane)) return lane;
+  return -1;
 }
 
 std::optional<Rect> TimelineLayout::task_rect(int task) const {
@@ -88,11 +109,8 @@ int TimelineLayout::task_at(double x, double y, double slack_px) const {
   const size_t row = first_row_ending_below(y);
   if (row >= rows_.size() || rows_[row].rank < 0 || y < rows_[row].y) return -1;
   const int rank = rows_[row].rank;
-  const double within = y - rows_[row].y;
-  int lane = -1;
-  for (int l = 0; l < static_cast<int>(model_.lanes().size()); ++l)
-    if (within >= lane_offset(l) && within < lane_offset(l) + lane_height(l)) lane = l;
-  if (lane < 0) return -1;
+  const int lane = lane_at(y - rows_[row].y);
+  if (lane < 0 || lane == host_lane()) return -1;
   // The box containing the time, else the nearest within the slack.
   const double seconds = seconds_at(x), slack = slack_px / pixels_per_second_;
   const std::vector<int>& tasks = model_.lane_tasks(rank, lane);
@@ -103,6 +121,34 @@ int TimelineLayout::task_at(double x, double y, double slack_px) const {
     if (t.start > seconds + slack) break;
     const double distance = seconds < t.start ? t.start - seconds : seconds > t.end ? seconds - t.end : 0;
     if (distance <= best_distance) best = tasks[i], best_distance = distance;
+  }
+  return best;
+}
+
+std::optional<Rect> TimelineLayout::host_slice_rect(int rank, size_t index) const {
+  const std::optional<size_t> row = row_of_rank(rank);
+  if (!row || !host_lane()) return std::nullopt;
+  const HostSlice& slice = model_.host_slices(rank)[index];
+  return Rect{x_of(slice.start_seconds), rows_[*row].y + lane_offset(*host_lane()),
+              (slice.end_seconds - slice.start_seconds) * pixels_per_second_, lane_height(*host_lane())};
+}
+
+const HostSlice* TimelineLayout::host_slice_at(double x, double y, double slack_px) const {
+  const size_t row = first_row_ending_below(y);
+  if (!host_lane() || row >= rows_.size() || rows_[row].rank < 0 || y < rows_[row].y ||
+      lane_at(y - rows_[row].y) != host_lane())
+    return nullptr;
+  // Slices follow one another: the one containing the time, else the nearest within the slack.
+  const std::vector<HostSlice>& slices = model_.host_slices(rows_[row].rank);
+  const double seconds = seconds_at(x), slack = slack_px / pixels_per_second_;
+  const HostSlice* best = nullptr;
+  double best_distance = slack;
+  for (size_t i = model_.first_host_slice_ending_after(rows_[row].rank, seconds - slack); i < slices.size(); ++i) {
+    const HostSlice& s = slices[i];
+    if (s.start_seconds > seconds + slack) break;
+    const double distance = seconds < s.start_seconds ? s.start_seconds - seconds
+                            : seconds > s.end_seconds ? seconds - s.end_seconds : 0;
+    if (distance <= best_distance) best = &s, best_distance = distance;
   }
   return best;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Where the timeline puts things, in pixels (Qt-free, so tests can check it):
 // the time axis at the current zoom and pan, and the rows: a header per
-// pipeline stage, then one row per rank with a lane per stream. A stage can
+// pipeline stage, then one row per rank with a lane per stream and, where the
+// hosts were simulated, a host lane under them. A stage can
 // be collapsed to its tp 0, dp 0 rank (the one the report measures): its TP
 // peers run in lockstep with it and its DP replicas alike. Steps of more than
 // 16 ranks start collapsed.
@@ -29,6 +30,7 @@ public:
   static constexpr double stage_header_height = 20;
   static constexpr double compute_lane_height = 17;  // at lane scale 1
   static constexpr double stream_lane_height = 5;
+  static constexpr double host_lane_height = 6;
   static constexpr double max_lane_scale = 4;
   static constexpr double row_gap = 3;
 
@@ -57,16 +59,25 @@ public:
   double natural_content_height() const { return unscaled_height_ + lanes_height_at_scale_1_; }  // at lane scale 1
   size_t first_row_ending_below(double y) const;
   std::optional<size_t> row_of_rank(int rank) const;
+  // Lanes: the model's stream lanes, then the host lane where the hosts were simulated.
+  int lane_count() const;
+  std::optional<int> host_lane() const;
   double lane_offset(int lane) const;  // top of a lane within its rank row
-  double lane_height(int lane) const { return lane_scale_ * (lane == 0 ? compute_lane_height : stream_lane_height); }
+  double lane_height(int lane) const;
 
   // A task's box in content coordinates; none if its rank is hidden or it never ran.
   std::optional<Rect> task_rect(int task) const;
   // The task drawn at (x, y) in content coordinates (within `slack_px` of a thin box), -1 if none.
   int task_at(double x, double y, double slack_px = 2) const;
+  // A host slice's box (model.host_slices(rank)[index]); none if its rank is hidden.
+  std::optional<Rect> host_slice_rect(int rank, size_t index) const;
+  // The host slice drawn at (x, y) in content coordinates, as task_at; null if none.
+  const HostSlice* host_slice_at(double x, double y, double slack_px = 2) const;
 
 private:
   void build_rows();
+  // The lane at `within` pixels below the top of a rank row, -1 if none.
+  int lane_at(double within) const;
 
   const TimelineModel& model_;
   double origin_seconds_ = 0;

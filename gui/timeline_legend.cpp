@@ -18,11 +18,12 @@ double entry_width(const LegendEntry& entry, const QFontMetricsF& metrics) {
 
 }  // namespace
 
-std::vector<LegendEntry> legend_entries(int model_chunks) {
+std::vector<LegendEntry> legend_entries(int model_chunks, bool hosts) {
   std::vector<LegendEntry> entries;
   for (int k = 0; k < box_kind_count; ++k)
     entries.push_back({to_label(static_cast<BoxKind>(k)), {box_color(static_cast<BoxKind>(k))}});
   entries.push_back({"idle", {idle_color()}, true});
+  if (hosts) entries.push_back({"host launching kernels", {host_color()}});
   if (model_chunks > 1) {
     const QString chunks = model_chunks == 2 ? "2nd model chunk" : "2nd, 4th, … model chunks";
     entries.push_back({QString("darker: %1 on each GPU (interleaved)").arg(chunks),

@@ -1,8 +1,8 @@
 #pragma once
 // The legend above the timelines: one swatch per kind of box, one for idle
-// time and, when a timeline interleaves model chunks, one for the darker
-// shade their odd chunks are drawn in. It wraps onto more rows rather than
-// cut entries off.
+// time, when a timeline has host rows one for the host's launches and, when
+// a timeline interleaves model chunks, one for the darker shade their odd
+// chunks are drawn in. It wraps onto more rows rather than cut entries off.
 #include <vector>
 
 #include <QColor>
@@ -19,8 +19,9 @@ struct LegendEntry {
   bool hatched = false;        // idle
 };
 
-// `model_chunks`: the most model chunks per GPU of the timelines shown (1 without interleaving).
-std::vector<LegendEntry> legend_entries(int model_chunks);
+// `model_chunks`: the most model chunks per GPU of the timelines shown (1 without interleaving);
+// `hosts`: whether one of them shows its hosts (TimelineModel::hosts_simulated).
+std::vector<LegendEntry> legend_entries(int model_chunks, bool hosts = false);
 
 // Where each entry goes (swatch and label), rows wrapped to `width`, from (0, 0).
 std::vector<QRectF> legend_rects(const std::vector<LegendEntry>& entries, const QFontMetricsF& metrics, double width);

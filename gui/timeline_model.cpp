@@ -71,6 +71,8 @@ TimelineModel::TimelineModel(std::shared_ptr<const StepResult> step) : step_(std
     if (step_seconds() > covered) idle_[rank].push_back({covered, step_seconds()}), idle += step_seconds() - covered;
     idle_fraction_[rank] = step_seconds() > 0 ? idle / step_seconds() : 0;
   }
+  if (!step_->timeline.host_of_rank.empty())
+    for (int rank = 0; rank < p.world_size; ++rank) host_slices_.push_back(host_track(p, step_->timeline, rank));
 }
 
 bool TimelineModel::ran(int task) const {
@@ -80,6 +82,13 @@ bool TimelineModel::ran(int task) const {
 size_t TimelineModel::first_ending_after(int rank, int lane, double seconds) const {
   const std::vector<double>& latest = rank_lanes_[rank][lane].latest_end;
   return std::upper_bound(latest.begin(), latest.end(), seconds) - latest.begin();
+}
+
+size_t TimelineModel::first_host_slice_ending_after(int rank, double seconds) const {
+  const std::vector<HostSlice>& slices = host_slices_[rank];  // one after another: their ends ascend
+  return std::upper_bound(slices.begin(), slices.end(), seconds,
+                          [](double s, const HostSlice& slice) { return s < slice.end_seconds; }) -
+         slices.begin();
 }
 
 size_t TimelineModel::first_starting_from(int rank, int lane, size_t from, double seconds) const {

@@ -1,12 +1,14 @@
 #pragma once
 // What the timeline draws, computed once per step (Qt-free): each rank's
-// tasks per stream lane sorted by start, its idle spans (the bubbles), and
-// each task's predecessors (its dependencies and the task issued before it on
-// its stream, sim/program/critical_path.hpp), through which the critical path
-// is walked back.
+// tasks per stream lane sorted by start, its idle spans (the bubbles), where
+// the hosts were simulated its host's launches (sim/program/host_track.hpp),
+// and each task's predecessors (its dependencies and the task issued before
+// it on its stream, sim/program/critical_path.hpp), through which the
+// critical path is walked back.
 #include <memory>
 #include <vector>
 
+#include "sim/program/host_track.hpp"
 #include "step_result.hpp"
 
 namespace simtrain::gui {
@@ -42,6 +44,13 @@ public:
   // Index of the first task in lane_tasks[from..] that starts at or after `seconds`.
   size_t first_starting_from(int rank, int lane, size_t from, double seconds) const;
 
+  // Where the step's hosts were simulated (a simulation, or a trace with host
+  // tracks): each rank's host launching its tasks, a slice per task, by start.
+  bool hosts_simulated() const { return !host_slices_.empty(); }
+  const std::vector<HostSlice>& host_slices(int rank) const { return host_slices_[rank]; }
+  // Index in host_slices of the first slice that ends after `seconds`.
+  size_t first_host_slice_ending_after(int rank, double seconds) const;
+
   const std::vector<Span>& idle_spans(int rank) const { return idle_[rank]; }
   double idle_fraction(int rank) const { return idle_fraction_[rank]; }
 
@@ -58,6 +67,7 @@ private:
   std::vector<Stream> lanes_;
   std::vector<int> lane_index_;  // per Stream value
   std::vector<std::vector<Lane>> rank_lanes_;
+  std::vector<std::vector<HostSlice>> host_slices_;  // by rank; empty: hosts not simulated
   std::vector<std::vector<Span>> idle_;
   std::vector<double> idle_fraction_;
   std::vector<std::vector<int>> predecessors_;  // indexed by task id

@@ -102,9 +102,12 @@ private:
   void paint_rank_row(const TimelineRow& row) {
     const double top = to_view(row.y), height = row.height - TimelineLayout::row_gap;
     p_.setClipRect(plot_);
-    paint_idle(row.rank, top, height);
+    const std::optional<int> host_lane = layout_.host_lane();
+    // Idle is the GPU's: shaded over the stream lanes only.
+    paint_idle(row.rank, top, host_lane ? layout_.lane_offset(*host_lane) - 1 : height);
     for (int lane = 0; lane < static_cast<int>(model_.lanes().size()); ++lane)
       paint_lane(row.rank, lane, top + layout_.lane_offset(lane), layout_.lane_height(lane) - 1);
+    if (host_lane) paint_host_lane(row.rank, top + layout_.lane_offset(*host_lane), layout_.lane_height(*host_lane) - 1);
     p_.setClipping(false);
     const QRectF label(0, top, TimelineLayout::header_width, height);
     p_.fillRect(label, header_background);
@@ -203,6 +206,33 @@ private:
     flush();
   }
 
+  // The host's slices follow one another: each wide enough is drawn apart (a
+  // one-pixel gap between neighbours), narrower ones merge into one run.
+  void paint_host_lane(int rank, double top, double height) {
+    const std::vector<HostSlice>& slices = model_.host_slices(rank);
+    const double pps = layout_.pixels_per_second();
+    QRectF run;
+    auto flush = [&] {
+      if (run.width() > 0) p_.fillRect(run, host_color());
+      run = {};
+    };
+    for (size_t i = model_.first_host_slice_ending_after(rank, t0_); i < slices.size(); ++i) {
+      const HostSlice& s = slices[i];
+      if (s.start_seconds > t1_) break;
+      const double x = layout_.x_of(s.start_seconds), width = (s.end_seconds - s.start_seconds) * pps;
+      if (width >= 3) {
+        flush();
+        p_.fillRect(QRectF(x, top, width - 1, height), host_color());
+      } else if (run.width() > 0 && x <= run.right() + 1) {
+        run.setRight(std::max(run.right(), x + std::max(width, 1.0)));
+      } else {
+        flush();
+        run = QRectF(x, top, std::max(width, 1.0), height);
+      }
+    }
+    flush();
+  }
+
   void paint_box_label(const QRectF& box, const QColor& color, int microbatch) {
     const QString label = QString::number(microbatch);
     if (box.width() < p_.fontMetrics().horizontalAdvance(label) + 4) return;
@@ -272,6 +302,8 @@ QColor box_color(BoxKind kind, int chunk) {
   const QColor& color = colors[static_cast<int>(kind)];
   return chunk % 2 ? color.darker(125) : color;
 }
+
+QColor host_color() { return QColor(112, 128, 144); }  // slate grey: no kind of GPU work has it
 
 QColor idle_color() { return QColor(243, 243, 243); }
 

@@ -18,6 +18,7 @@ namespace simtrain::gui {
 
 QColor box_color(BoxKind kind, int chunk = 0);  // odd model chunks (interleaving) a shade darker
 QColor task_color(const Program& program, const Task& task);  // its kind's, of its model chunk
+QColor host_color();                             // a host launching a task (its slice)
 QColor idle_color();                             // the base of the bubble shading
 QBrush idle_hatch();                             // drawn over it
 

@@ -200,7 +200,13 @@ void TimelineWidget::click_at(QPoint position) {
     viewport()->update();
     return;
   }
-  select_task(position.x() > TimelineLayout::header_width ? layout_->task_at(position.x(), y) : -1);
+  int task = -1;
+  if (position.x() > TimelineLayout::header_width) {
+    task = layout_->task_at(position.x(), y);
+    if (const HostSlice* launch = task < 0 ? layout_->host_slice_at(position.x(), y) : nullptr)
+      task = launch->task;  // a host slice selects the task it launched
+  }
+  select_task(task);
 }
 
 void TimelineWidget::keyPressEvent(QKeyEvent* event) {
@@ -214,11 +220,14 @@ void TimelineWidget::keyPressEvent(QKeyEvent* event) {
 bool TimelineWidget::viewportEvent(QEvent* event) {
   if (event->type() != QEvent::ToolTip || !layout_) return QAbstractScrollArea::viewportEvent(event);
   const auto* help = static_cast<QHelpEvent*>(event);
-  const int task = help->pos().x() > TimelineLayout::header_width && help->pos().y() > ruler_height
-                       ? layout_->task_at(help->pos().x(), help->pos().y() - ruler_height + scroll_y())
-                       : -1;
+  const bool in_plot = help->pos().x() > TimelineLayout::header_width && help->pos().y() > ruler_height;
+  const double x = help->pos().x(), y = help->pos().y() - ruler_height + scroll_y();
+  const int task = in_plot ? layout_->task_at(x, y) : -1;
+  const HostSlice* launch = in_plot && task < 0 ? layout_->host_slice_at(x, y) : nullptr;
   if (task >= 0)
     QToolTip::showText(help->globalPos(), QString::fromStdString(describe_task(model_->step(), task)), viewport());
+  else if (launch)
+    QToolTip::showText(help->globalPos(), QString::fromStdString(describe_host_launch(model_->step(), *launch)), viewport());
   else
     QToolTip::hideText();
   return true;

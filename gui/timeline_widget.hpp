@@ -1,8 +1,8 @@
 #pragma once
 // The timeline of one step, interactive: wheel zooms around the cursor, drag
 // pans (both ways), hovering a box shows what it is, clicking selects it and
-// outlines its predecessors, clicking a stage header shows or hides all its
-// ranks. Drawing is timeline_painter's; geometry is timeline_layout's.
+// outlines its predecessors (clicking a host slice selects the task it
+// launched), clicking a stage header shows or hides all its ranks. Drawing is timeline_painter's; geometry is timeline_layout's.
 #include <memory>
 
 #include <QAbstractScrollArea>

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/base/input_error.hpp"
+#include "sim/program/host_track.hpp"
 #include "sim/program/program_builder.hpp"
 #include "sim/program/trace.hpp"
 #include "sim/program/trace_reader.hpp"
@@ -117,8 +118,8 @@ TEST(TraceReader, GivesBackEveryTaskAsWritten) {
 
 // Where the hosts were simulated, each rank has a "host" thread: a slice per
 // task its host launched, from that launch to the next (a RECV posted with
-// its SEND has none), the last to when the host was done. The reader passes
-// over them: they are no tasks.
+// its SEND has none), the last to when the host was done. The reader makes
+// no tasks of them but gives them back as each rank's own host's launches.
 TEST(TraceReader, AHostTrackShowsEachLaunchUntilTheNextAndReadsBackAsNoTask) {
   Step step = made_up_step(2, 1, 1, "1f1b");  // ranks 0 and 1: one TP group, one host
   const RankTaskIds ids = step.program.rank_tasks(0);
@@ -151,6 +152,29 @@ TEST(TraceReader, AHostTrackShowsEachLaunchUntilTheNextAndReadsBackAsNoTask) {
   const RecordedStep read = read_chrome_trace(trace, "step.json");
   EXPECT_EQ(read.program.tasks.size(), step.program.tasks.size());
   EXPECT_EQ(fixtures::rank_task_lists(read.program), fixtures::rank_task_lists(step.program));
+  EXPECT_EQ(read.timeline.host_of_rank, (std::vector<int>{0, 1}));
+  for (int rank : {0, 1}) {
+    const std::vector<HostSlice> written_slices = host_track(step.program, step.timeline, rank);
+    const std::vector<HostSlice> read_slices = host_track(read.program, read.timeline, rank);
+    ASSERT_EQ(read_slices.size(), ids.size() - 1) << rank;
+    ASSERT_EQ(read_slices.size(), written_slices.size()) << rank;
+    for (size_t i = 0; i < read_slices.size(); ++i) {
+      EXPECT_EQ(read_slices[i].task, written_slices[i].task);
+      EXPECT_NEAR(read_slices[i].start_seconds, written_slices[i].start_seconds, 1e-9);
+      EXPECT_NEAR(read_slices[i].end_seconds, written_slices[i].end_seconds, 1e-9);
+    }
+  }
+}
+
+TEST(TraceReader, RefusesAHostLaunchingAnotherRanksTask) {
+  const std::string rank1 = R"j({"ph":"M","pid":1,"name":"process_name","args":{"name":"rank 1 (tp 1, pp 0, dp 0)"}})j";
+  const std::string task1 = R"({"ph":"X","pid":1,"tid":0,"name":"s0 F mb0","cat":"F","ts":0,"dur":5,"args":{"id":1}})";
+  const std::string launch = R"({"ph":"X","pid":0,"tid":8,"name":"launch","cat":"host","ts":0,"dur":1,"args":{"id":1}})";
+  EXPECT_THAT(error_of(trace_of(rank1 + "," + good_task + "," + task1 + "," + launch)),
+              HasSubstr("traceEvents[4].args.id: the host of rank 0 launches task 1, which is no task of that rank"));
+  const RecordedStep without = read_text(trace_of(good_task));
+  EXPECT_TRUE(without.timeline.host_of_rank.empty());
+  EXPECT_TRUE(without.timeline.host_launch_seconds.empty());
 }
 
 TEST(TraceReader, TimeSplitsMatchTheOriginals) {

@@ -1,4 +1,4 @@
-// The legend: a swatch per kind of box and idle, and for interleaved
+// The legend: a swatch per kind of box, idle and (where shown) the hosts, and for interleaved
 // timelines the darker shade of their odd model chunks; rows wrap rather
 // than cut entries off, on screen and in exports.
 #include <QTest>
@@ -43,6 +43,16 @@ private slots:
     QCOMPARE(legend_entries(4).back().label, QString("darker: 2nd, 4th, … model chunks on each GPU (interleaved)"));
   }
 
+  // Timelines with host rows add the hosts' colour, after idle.
+  void hostRowsGetTheirEntry() {
+    const std::vector<LegendEntry> entries = legend_entries(1, true);
+    QCOMPARE(labels(entries), kinds + QStringList{"host launching kernels"});
+    QCOMPARE(entries.back().swatch, std::vector<QColor>{host_color()});
+    QVERIFY(!entries.back().hatched);
+    for (int k = 0; k < box_kind_count; ++k) QVERIFY(host_color() != box_color(static_cast<BoxKind>(k)));
+    QCOMPARE(labels(legend_entries(2, true)).at(kinds.size()), QString("host launching kernels"));
+  }
+
   // Each entry is as wide as its swatch and text, and within the width, on
   // as many rows as needed, down to the least width, which the widest entry sets.
   void rowsWrapWithinTheWidth() {
@@ -63,15 +73,16 @@ private slots:
     QVERIFY(legend_height(entries, metrics, least) > legend_height(entries, metrics, 4000));
   }
 
-  // In the window: 1F1B alone has no chunk entry; comparing it with interleaved
-  // 1F1B adds it; the legend bar is as tall as its rows at its width.
+  // In the window: 1F1B alone has no chunk entry (its hosts simulated, an
+  // entry for them); comparing it with interleaved 1F1B adds it; the legend
+  // bar is as tall as its rows at its width.
   void theWindowsLegendFollowsTheTimelines() {
     MainWindow window;
     window.resize(1200, 800);
     window.show();
     QVERIFY(testing::run_and_wait(window, testing::pipeline_scenario(4, 8, "1f1b")));
     CompareView& view = window.timelines();
-    QCOMPARE(labels(view.legend()), kinds);
+    QCOMPARE(labels(view.legend()), kinds + QStringList{"host launching kernels"});
     QVERIFY(testing::run_and_wait(window, testing::pipeline_scenario(4, 8, "interleaved_1f1b", 2), 1));
     QCOMPARE(window.step(1)->program().virtual_stages, 2);
     QCOMPARE(view.legend().back().label, QString("darker: 2nd model chunk on each GPU (interleaved)"));

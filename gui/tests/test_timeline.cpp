@@ -91,10 +91,12 @@ private slots:
     QVERIFY(layout_->content_height() <= available + 1e-6);
     QVERIFY(layout_->lane_scale() == TimelineLayout::max_lane_scale || layout_->content_height() > available - 1);
     QCOMPARE(layout_->lane_height(0), layout_->lane_scale() * TimelineLayout::compute_lane_height);
+    QVERIFY(model_->hosts_simulated());  // a host lane under the stream lanes (test_host_row)
     QCOMPARE(layout_->natural_content_height(), 2 * TimelineLayout::stage_header_height +
                                                     4 * (TimelineLayout::compute_lane_height + TimelineLayout::row_gap +
                                                          TimelineLayout::stream_lane_height *
-                                                             double(model_->lanes().size() - 1)));
+                                                             double(model_->lanes().size() - 1) +
+                                                         TimelineLayout::host_lane_height));
   }
 
   void boxesSitAtStartWithDurationWidth() {
@@ -128,13 +130,14 @@ private slots:
     }
   }
 
-  // The stage table's columns, "bubble" last, are whole in the Summary pane:
+  // The stage table's columns, "host-bound" last, are whole in the Summary pane:
   // no horizontal scrolling, each header as wide as its text.
   void theStageTableShowsEveryColumnWhole() {
     QApplication::processEvents();  // the header lays its sections out when it gets to it
     const QTableWidget* stages = &window_.summary().stage_table();
-    QCOMPARE(stages->columnCount(), 9);
+    QCOMPARE(stages->columnCount(), 10);
     QCOMPARE(stages->horizontalHeaderItem(8)->text(), QString("bubble"));
+    QCOMPARE(stages->horizontalHeaderItem(9)->text(), QString("host-bound"));
     QCOMPARE(stages->horizontalScrollBar()->maximum(), 0);
     const QHeaderView* header = stages->horizontalHeader();
     for (int column = 0; column < stages->columnCount(); ++column) {

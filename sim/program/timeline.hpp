@@ -61,7 +61,8 @@ struct Timeline {
   // the replay, and a replica stood for by another takes that one's); and by
   // such a host rank, when its host began launching each task of its list,
   // in the list's order (-1: a RECV, posted with its SEND), then when it had
-  // launched the last (empty for other ranks).
+  // launched the last (empty for other ranks). Read back from a trace, each
+  // rank is its own host rank. sim/program/host_track.hpp: as slices.
   std::vector<int> host_of_rank;
   std::vector<std::vector<double>> host_launch_seconds;
   std::optional<LiveRecord> live;       // set by live runs only

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/program/host_track.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
@@ -177,28 +178,20 @@ nlohmann::ordered_json other_data(const Program& program, const LiveRecord* live
   return data;
 }
 
-// Rank `rank`'s host track: a thread, and a slice for each task its host
-// launched, from then to its next launch (the last: to when it was done).
+// Rank `rank`'s host track (sim/program/host_track.hpp): a thread, and a
+// slice for each task its host launched.
 std::vector<std::string> host_events(const Program& program, const Timeline& timeline, int rank) {
   if (timeline.host_of_rank.empty()) return {};
-  const std::vector<double>& launches = timeline.host_launch_seconds.at(timeline.host_of_rank.at(rank));
-  const RankTaskIds ids = program.rank_tasks(rank);
-  if (launches.size() != ids.size() + 1)
-    throw std::logic_error("rank " + std::to_string(rank) + "'s host launched " + std::to_string(launches.size() - 1) +
-                           " tasks of its " + std::to_string(ids.size()));
   char buffer[512];
   std::snprintf(buffer, sizeof buffer, R"j({"ph":"M","pid":%d,"tid":%d,"name":"thread_name","args":{"name":"host"}})j",
                 rank, kHostThread);
   std::vector<std::string> events = {buffer};
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (launches[i] < 0) continue;  // posted with its SEND
-    size_t next = i + 1;
-    while (next < ids.size() && launches[next] < 0) ++next;
-    const Task& t = program.tasks[ids[i]];
+  for (const HostSlice& slice : host_track(program, timeline, rank)) {
+    const Task& t = program.tasks[slice.task];
     std::snprintf(buffer, sizeof buffer,
                   R"j({"ph":"X","pid":%d,"tid":%d,"name":"launch %s","cat":"host","ts":%.3f,"dur":%.3f,"args":{"id":%d}})j",
-                  rank, kHostThread, escaped(task_name(program, t)).c_str(), launches[i] * 1e6,
-                  (launches[next] - launches[i]) * 1e6, t.id);
+                  rank, kHostThread, escaped(task_name(program, t)).c_str(), slice.start_seconds * 1e6,
+                  (slice.end_seconds - slice.start_seconds) * 1e6, t.id);
     events.push_back(buffer);
   }
   return events;

@@ -96,7 +96,7 @@ public:
     Task& t = r.task;
     t.rank = static_cast<int>(f.required_integer("pid", 0));
     const int64_t tid = f.required_integer("tid", 0);
-    if (tid == kHostThread) return;  // the host's launches: no task of their own
+    if (tid == kHostThread) return add_host_slice(f, t.rank, where, index);  // no task of its own
     if (tid >= streams) f.fail("tid", "unknown stream " + std::to_string(tid));
     t.stream = static_cast<Stream>(tid);
     r.name = f.text("name").value_or("");
@@ -144,6 +144,7 @@ public:
     // step's start (its first task may start later: after its host's first launch).
     double first_start = recorded_.front().timing.start;
     for (const Recorded& r : recorded_) first_start = std::min(first_start, r.timing.start);
+    for (const HostLaunch& launch : host_launches_) first_start = std::min(first_start, launch.start_seconds);
     if (is_simulated(document)) first_start = std::min(first_start, 0.0);
     for (Recorded& r : recorded_) {
       const int id = r.task.id;
@@ -182,6 +183,7 @@ public:
     }
     p.set_rank_tasks(rank_tasks);
     p.virtual_stages = std::max(1, stages / p.pipeline_size);
+    read_host_launches(step, first_start);
     read_other_data(document, step);
     read_ops(step);
     return step;
@@ -196,6 +198,51 @@ private:
     std::vector<Op> ops;  // live traces: the task's ops and what each took
     std::vector<double> op_seconds;
   };
+
+  // A slice of a rank's host track: when its host began launching the task
+  // `args.id` and went on to the next (sim/program/host_track.hpp).
+  struct HostLaunch {
+    int rank;
+    int task;
+    double start_seconds, end_seconds;
+    size_t index;  // in traceEvents, for messages
+  };
+
+  void add_host_slice(JsonFields& f, int rank, const std::string& where, size_t index) {
+    const double start_us = f.required_number("ts");
+    const double duration_us = f.required_number("dur");
+    JsonFields args(f.raw("args"), source_, where + "args.");
+    const int task = static_cast<int>(args.required_integer("id", 0));
+    host_launches_.push_back({rank, task, start_us * 1e-6, (start_us + duration_us) * 1e-6, index});
+  }
+
+  // The host tracks as the Timeline holds simulated ones, each rank its own
+  // host: by rank, when its host began launching each task of its list (-1:
+  // none, a RECV posted with its SEND), then when it had launched the last.
+  void read_host_launches(RecordedStep& step, double first_start) const {
+    if (host_launches_.empty()) return;
+    const Program& p = step.program;
+    Timeline& timeline = step.timeline;
+    std::vector<size_t> position(p.tasks.size());  // in its rank's list
+    timeline.host_of_rank.resize(p.world_size);
+    timeline.host_launch_seconds.resize(p.world_size);
+    for (int rank = 0; rank < p.world_size; ++rank) {
+      const RankTaskIds ids = p.rank_tasks(rank);
+      for (size_t i = 0; i < ids.size(); ++i) position[ids[i]] = i;
+      timeline.host_of_rank[rank] = rank;
+      timeline.host_launch_seconds[rank].assign(ids.size() + 1, -1.0);
+    }
+    for (const HostLaunch& launch : host_launches_) {
+      if (launch.rank >= p.world_size || launch.task < 0 || static_cast<size_t>(launch.task) >= p.tasks.size() ||
+          p.tasks[launch.task].rank != launch.rank)
+        throw InputError(source_, "traceEvents[" + std::to_string(launch.index) + "].args.id",
+                         "the host of rank " + std::to_string(launch.rank) + " launches task " +
+                             std::to_string(launch.task) + ", which is no task of that rank");
+      std::vector<double>& launches = timeline.host_launch_seconds[launch.rank];
+      launches[position[launch.task]] = launch.start_seconds - first_start;
+      launches.back() = std::max(launches.back(), launch.end_seconds - first_start);
+    }
+  }
 
   // The trace's otherData object, or null.
   static const nlohmann::json* other_data_of(const nlohmann::json& document) {
@@ -284,6 +331,7 @@ private:
 
   std::string source_;
   std::vector<Recorded> recorded_;
+  std::vector<HostLaunch> host_launches_;
   std::map<int, RankCoord> coords_;
 };
 

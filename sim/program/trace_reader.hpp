@@ -15,6 +15,9 @@
 // that ran the same ops, with each op's seconds in live->op_seconds. Ranks and
 // their coordinates come from the process names ("rank 17 (tp 1, pp 0, dp 2)").
 // A trace of some ranks only (otherData.shown_ranks, --trace-ranks) is refused.
+// Where it has host tracks (simulated hosts), the Timeline gets each rank's
+// launches as its own host's (host_of_rank[r] = r), so that host_track()
+// (sim/program/host_track.hpp) gives back the slices it was written from.
 #include <istream>
 #include <string>
 
