@@ -422,7 +422,7 @@ void add_step_figures(std::string& out, const StepReport& r) {
                                               r.bubble_over_compute * 100));
   if (r.host_wait_seconds)
     add_line(out, "host-bound", ms(*r.host_wait_seconds) + format(" (%.1f %% of the step)", 100 * *r.host_wait_seconds / r.step_seconds) +
-                                    "  (GPU waiting for its host to launch kernels, mean over stages; part of idle)");
+                                    "  (compute stream waiting for its host to launch kernels, mean over stages)");
 }
 
 // "TP 1.2 ms, PP 0.3 ms, DP 4.5 ms": each dimension the report gives, its figure formatted.
@@ -476,7 +476,7 @@ void add_stage_table(std::string& out, const StepReport& r) {
   auto column = [](const std::string& text) {  // left-aligned in 11 characters, then two spaces
     return text + std::string(std::max<size_t>(11, text.size()) - text.size() + 2, ' ');
   };
-  // The part of idle a stage's GPU waited for its host, where some stage's prints as at least 0.1 ms.
+  // The time a stage's compute stream waited for its host, where some stage's prints as at least 0.1 ms.
   const bool host_bound = std::any_of(r.stages.begin(), r.stages.end(),
                                       [](const StageFigures& st) { return st.host_wait_seconds >= 0.05e-3; });
   out += "\nstage  " + column("compute");

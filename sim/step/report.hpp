@@ -127,8 +127,9 @@ struct StepReport {
   long long closed_form_collectives = 0;
   double wall_seconds = 0;
   std::optional<Sensitivity> sensitivity;  // asked for (simulate's `sensitivity`)
-  // Mean over stages of the time their GPUs waited for the host to launch
-  // kernels (part of idle); empty where the hosts were not simulated.
+  // Mean over stages of the time their compute streams waited for the host
+  // to launch kernels (idle, but where another stream ran meanwhile); empty
+  // where the hosts were not simulated.
   std::optional<double> host_wait_seconds;
 };
 
