@@ -7,10 +7,15 @@
 #include <QTest>
 #include <QTimer>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "main_window.hpp"
 #include "scenario_panel.hpp"
+#include "sim/program/trace.hpp"
+#include "timeline_model.hpp"
+#include "timeline_widget.hpp"
 
 namespace simtrain::gui::testing {
 
@@ -19,6 +24,39 @@ inline bool run_and_wait(MainWindow& window, const nlohmann::json& document, int
   window.scenario_panel().set_document(document, "test.json", ".");
   window.run(slot);
   return QTest::qWaitFor([&] { return !window.busy(); }, 120'000) && window.step(slot) != nullptr;
+}
+
+// What the timeline tests start from: tiny-4gpu opened in a window at the
+// tests' size, as the command line opens it (its hosts simulated), and the
+// parts of its timeline.
+class TinyStepFixture {
+protected:
+  bool open_tiny_step() {
+    window_.resize(1400, 900);
+    window_.show();
+    window_.open("tiny-4gpu");
+    if (!QTest::qWaitFor([&] { return !window_.busy(); }, 120'000) || !window_.step(0)) return false;
+    timeline_ = &window_.timelines().timeline(0);
+    model_ = timeline_->model();
+    layout_ = timeline_->timeline_layout();
+    return model_->program().world_size == 4;
+  }
+
+  MainWindow window_;
+  TimelineWidget* timeline_ = nullptr;
+  const TimelineModel* model_ = nullptr;
+  const TimelineLayout* layout_ = nullptr;
+};
+
+// Writes `step`'s Chrome trace (as `simtrain simulate --trace` does) to
+// `path` and opens it as step B, waiting for it.
+inline bool open_trace_as_b(MainWindow& window, const TimelineModel& step, const QString& path) {
+  {
+    std::ofstream out(path.toStdString());
+    write_chrome_trace(out, step.program(), step.step().timeline);
+  }
+  window.open(path, 1);
+  return QTest::qWaitFor([&] { return !window.busy(); }, 120'000) && window.step(1) != nullptr;
 }
 
 // A GPT of 16 layers on 1 x pp x 1 GPUs with m micro-batches. Untied embeddings:

@@ -23,13 +23,8 @@
 using namespace simtrain;
 using namespace simtrain::gui;
 
-class HostRowTest : public QObject {
+class HostRowTest : public QObject, protected testing::TinyStepFixture {
   Q_OBJECT
-
-  MainWindow window_;
-  TimelineWidget* timeline_ = nullptr;
-  const TimelineModel* model_ = nullptr;
-  const TimelineLayout* layout_ = nullptr;
 
   // The widest host slice of `rank`.
   size_t widest_slice(int rank) const {
@@ -48,15 +43,7 @@ class HostRowTest : public QObject {
 
 private slots:
   void initTestCase() {
-    window_.resize(1400, 900);
-    window_.show();
-    window_.open("tiny-4gpu");  // its hosts are simulated, as every simulation's unless --free-launches
-    QVERIFY(QTest::qWaitFor([&] { return !window_.busy(); }, 120'000));
-    QVERIFY(window_.step(0));
-    timeline_ = &window_.timelines().timeline(0);
-    model_ = timeline_->model();
-    layout_ = timeline_->timeline_layout();
-    QCOMPARE(model_->program().world_size, 4);
+    QVERIFY(open_tiny_step());
   }
 
   // Each rank's row: its stream lanes, then the host lane, within the row.
@@ -193,14 +180,7 @@ private slots:
   // B with the same host rows; the trace carries no host-bound figure.
   void aTraceGivesTheSameHostRowsAsTheStepItWasWrittenFrom() {
     QTemporaryDir dir;
-    const QString path = dir.filePath("tiny.trace.json");
-    {
-      std::ofstream out(path.toStdString());
-      write_chrome_trace(out, model_->program(), model_->step().timeline);
-    }
-    window_.open(path, 1);
-    QVERIFY(QTest::qWaitFor([&] { return !window_.busy(); }, 120'000));
-    QVERIFY(window_.step(1));
+    QVERIFY(testing::open_trace_as_b(window_, *model_, dir.filePath("tiny.trace.json")));
     const TimelineModel& traced = *window_.step(1);
     const TimelineLayout& b = *window_.timelines().timeline(1).timeline_layout();
     QVERIFY(traced.hosts_simulated());

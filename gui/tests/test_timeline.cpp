@@ -29,13 +29,8 @@
 using namespace simtrain;
 using namespace simtrain::gui;
 
-class TimelineTest : public QObject {
+class TimelineTest : public QObject, protected testing::TinyStepFixture {
   Q_OBJECT
-
-  MainWindow window_;
-  TimelineWidget* timeline_ = nullptr;
-  const TimelineModel* model_ = nullptr;
-  const TimelineLayout* layout_ = nullptr;
 
   // Checks every task's box against its timing at the layout's current scale.
   void check_geometry() {
@@ -59,15 +54,7 @@ class TimelineTest : public QObject {
 
 private slots:
   void initTestCase() {
-    window_.resize(1400, 900);
-    window_.show();
-    window_.open("tiny-4gpu");
-    QVERIFY(QTest::qWaitFor([&] { return !window_.busy(); }, 120'000));
-    QVERIFY(window_.step(0));
-    timeline_ = &window_.timelines().timeline(0);
-    model_ = timeline_->model();
-    layout_ = timeline_->timeline_layout();
-    QCOMPARE(model_->program().world_size, 4);
+    QVERIFY(open_tiny_step());
   }
 
   void holdsOneItemPerTask() {
@@ -250,14 +237,7 @@ private slots:
   // A trace of the same step (as `simtrain simulate --trace` writes it) opened as B: same tasks, same times.
   void aTraceOpensAsBOnTheSameScale() {
     QTemporaryDir dir;
-    const QString path = dir.filePath("tiny.trace.json");
-    {
-      std::ofstream out(path.toStdString());
-      write_chrome_trace(out, model_->program(), model_->step().timeline);
-    }
-    window_.open(path, 1);
-    QVERIFY(QTest::qWaitFor([&] { return !window_.busy(); }, 120'000));
-    QVERIFY(window_.step(1));
+    QVERIFY(testing::open_trace_as_b(window_, *model_, dir.filePath("tiny.trace.json")));
     QVERIFY(window_.timelines().comparing());
     const TimelineModel& traced = *window_.step(1);
     QCOMPARE(traced.program().tasks.size(), model_->program().tasks.size());
