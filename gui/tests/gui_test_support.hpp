@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compare_view.hpp"
 #include "main_window.hpp"
 #include "scenario_panel.hpp"
 #include "sim/program/trace.hpp"
