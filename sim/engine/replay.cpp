@@ -98,7 +98,6 @@ public:
       host_done_at_.assign(prog_.world_size, -1.0);
     }
     find_receives();
-    compute_alone_.assign(prog_.world_size, 0);
   }
 
   Timeline run() {
@@ -243,7 +242,6 @@ private:
     for (size_t l = 0; l < lanes_.size(); ++l) {
       const int rep = lanes_[l].members[0];
       if (!classes_.simulated(rep)) continue;
-      compute_alone_[rep] = 1;
       for (TaskQueue& queue : task_queues(prog_, rep)) {
         // Read once here: an actor reads each of its tasks several times. A
         // passive RECV is left out: it completes with its SEND.
@@ -251,10 +249,6 @@ private:
         for (int id : queue.tasks)
           if (const Task task = prog_.tasks[id]; !is_passive_receive(task)) tasks.push_back(task);
         if (tasks.empty()) continue;
-        if (queue.stream != Stream::compute && std::any_of(tasks.begin(), tasks.end(), [&](const Task& t) {
-              return is_compute(t.kind) || (is_collective(t.kind) && occupied_sm_share(t) > 0);
-            }))
-          compute_alone_[rep] = 0;
         actor_tasks_ += tasks.size();
         const std::string name = "rank" + std::to_string(rep) + "-" + to_string(queue.stream);
         sg4::Actor::create(name, platform_.hosts[rep], [this, tasks = std::move(tasks)] {
@@ -443,18 +437,13 @@ private:
     return barrier == barriers_.end() ? nullptr : barrier->second.get();
   }
 
-  // The share of its GPU's SMs a collective's kernels hold while it runs.
-  // Gloo's all-reduce runs on the hosts (copies and CPU sums): it takes none.
-  double occupied_sm_share(const Task& collective) const {
-    if (prog_.groups[collective.group].allreduce_algorithm == Algorithm::gloo_ring) return 0;
-    return options_.interference.sm_share(collective);
-  }
-
   // Every rank of the group has arrived. A group that spans lanes ends when
   // the slowest lane's flows do.
   void run_collective(const Task& task) {
     if (options_.free_communication) return;
-    const OccupiedSms occupied(occupied_sm_share(task));
+    // Gloo's all-reduce runs on the hosts (copies and CPU sums): it takes no SMs.
+    const bool on_host = prog_.groups[task.group].allreduce_algorithm == Algorithm::gloo_ring;
+    const OccupiedSms occupied(on_host ? 0 : options_.interference.sm_share(task));
     const LaneComm& comm = *flows_.comm(task.id);
     if (comm.closed_form) {
       sg4::this_actor::sleep_for(comm.closed_form->seconds);
@@ -499,9 +488,7 @@ private:
       if (sg4::Barrier* barrier = arrival_barrier(task)) barrier->wait();
     TaskTiming& timing = timing_[task.id];
     timing.start = sg4::Engine::get_clock();
-    if (is_compute(task.kind) && compute_alone_[task.rank])
-      sg4::this_actor::sleep_for(gpu_seconds);
-    else if (is_compute(task.kind))
+    if (is_compute(task.kind))
       sg4::this_actor::execute(gpu_seconds * host_speed_flops);
     else if (task.kind == TaskKind::SEND && !options_.free_communication)
       send_flows(*flows_.comm(task.id));  // every lane member's transfer at once
@@ -671,11 +658,6 @@ private:
   BySimulatedTask<double> host_returns_at_;
   std::vector<double> host_wait_seconds_;  // by rank: its compute stream waiting for launches
   std::vector<double> host_done_at_;       // by rank: when its host had launched its last task
-  // By rank: whether its compute stream's executions are the only ones on
-  // its GPU (no other stream computes or runs a collective on SMs). Its
-  // compute tasks then sleep their time: an execution costs the solver a
-  // variable and a constraint, and shares the GPU with nothing here.
-  std::vector<char> compute_alone_;
   bool stopped_ = false;
   std::string stop_reason_;
   double stop_seconds_ = 0;
