@@ -109,7 +109,7 @@ SummaryPanel::SummaryPanel(QWidget* parent)
   layout->addWidget(figures_);
   auto* where = new QLabel(tr("<b>Where the time went</b> per pipeline stage (its tp 0, dp 0 rank): compute, "
                               "communication not hidden by compute (TP, EP, CP, PP, DP), idle; host-bound: "
-                              "of the idle time, the GPU waiting for its host to launch kernels"));
+                              "the compute stream waiting for its host to launch kernels"));
   where->setWordWrap(true);
   layout->addWidget(where);
   stages_->setHorizontalHeaderLabels({tr("stage"), tr("compute"), tr("TP"), tr("EP"), tr("CP"), tr("PP"), tr("DP"),

@@ -2,9 +2,9 @@
 // The report's figures for step A (and B, with the differences, when
 // comparing): step time, throughput, TFLOP/s per GPU, MFU, bubble, exposed
 // communication by kind, peak memory; where the time went on each pipeline
-// stage (and how long its GPU waited for its host); memory per GPU as
-// stacked bars against the GPU's capacity. A step read from a trace has the
-// timing figures only.
+// stage (and how long its compute stream waited for its host); memory per
+// GPU as stacked bars against the GPU's capacity. A step read from a trace
+// has the timing figures only.
 #include <QWidget>
 
 #include "step_result.hpp"

@@ -154,12 +154,10 @@ int ReplicaClasses::stand_in(int id) const {
 }
 
 // What must be equal, besides their GPUs' speeds, for two replicas to run
-// alike whatever the network: every lane's task list (kinds, works, sizes,
-// dependencies by place) and each of its tasks' flows (count, bytes,
-// closed-form time).
-// A rank's task list as structure: every task's fields, where its peer and
-// its dependencies are (slot, and whether in another replica, which), and
-// its network work. A rank reading another's stored list (TaskTable::
+// alike whatever the network: every lane's task list (each task's fields,
+// where its peer and its dependencies are: slot, and whether in another
+// replica, which) and each of its tasks' flows (count, bytes, closed-form
+// time). A rank reading another's stored list (TaskTable::
 // source_rank) holds the same tasks with peers and dependencies moved by
 // their distance from it; where each distance lands in the same slot and
 // replica relation from both, the tasks hash alike, so they are hashed once
@@ -172,7 +170,8 @@ std::vector<uint64_t> ReplicaClasses::structure_signatures() const {
   std::unordered_map<int, StoredList> stored_lists;  // by source rank
   const auto peer_value = [&](int peer) { return peer < prog_.world_size ? slot_of_rank_[peer] : peer; };
   const auto dep_value = [&](int rank, int dep_rank) {  // a task of another replica is unlike any
-    return combine(uint64_t(slot_of_rank_[dep_rank]), replica_of(dep_rank) == replica_of(rank) ? -1 : replica_of(dep_rank));
+    const int other_replica = replica_of(dep_rank) == replica_of(rank) ? -1 : replica_of(dep_rank);
+    return combine(uint64_t(slot_of_rank_[dep_rank]), other_replica);
   };
   const auto hash_tasks = [&](int r, StoredList* distances) {
     uint64_t h = 0;

@@ -12,9 +12,9 @@
 // releases them at once). Colour refinement then colours each link by its
 // capacity, latency (a degraded or failing link is unlike any other) and the
 // multiset of its flows' colours, and each flow by its colour and the
-// multiset of its links' colours, until no colour splits; a member whose flows' colours differ from its
-// representative's leaves for a class of its own kind, and refinement starts
-// again, until no class splits. Links that can never limit a flow are left
+// multiset of its links' colours, until no colour splits; a member whose
+// flows' colours differ from its representative's leaves for a class of its
+// own kind, and refinement starts again, until no class splits. Links that can never limit a flow are left
 // out. Refinement still splitting after ReplayOptions::max_refinement_rounds
 // (64) stops there: replicas alike as far as those rounds see form the
 // classes, an approximation (differences that travel farther, one ring hop

@@ -61,7 +61,10 @@ Op gemm(const std::string& name, int64_t batch, int64_t m, int64_t n, int64_t k,
   const double operands = double(m) * k + double(k) * n;
   const double bytes = batch * (operands * operand_bytes + double(m) * n * output_bytes);
   Op op{name, OpClass::gemm, {batch * m, n, k}, 2.0 * batch * m * n * k * counted, bytes, low_precision_operands};
-  if (kernel_streams > 0) op.gemm_groups = batch, op.gemm_streams = kernel_streams;
+  if (kernel_streams > 0) {
+    op.gemm_groups = batch;
+    op.gemm_streams = kernel_streams;
+  }
   return op;
 }
 
