@@ -111,3 +111,40 @@ TEST(HostLane, TheHostGoesOnAfterASyncOnlyWhenTheGpuHasCaughtUp) {
   const Timeline without_sync = replay_with_host(p, {2 * run, 2 * run}, host);
   EXPECT_NEAR(t.step_seconds - without_sync.step_seconds, sync + run, 1e-9);
 }
+
+// The host launches a rank's tasks in program order whatever their stream: a
+// transfer issued after a synchronising work starts only once that work has
+// returned its host, though nothing else holds it.
+TEST(HostLane, ALaunchOnAnotherStreamWaitsForTheSyncBeforeIt) {
+  Program p;
+  p.world_size = 2;
+  p.pipeline_size = 2;
+  p.coords = {{0, 0, 0}, {0, 0, 1}};
+  p.works.push_back(Work{"F s0", {}, 0});
+  Task forward;
+  forward.work = 0;
+  const int f = p.add_task(forward);
+  Task send;
+  send.kind = TaskKind::SEND;
+  send.stream = Stream::p2p;
+  send.peer = 1;
+  send.bytes = 1e6;
+  const int sent = p.add_task(send);
+  p.end_rank();
+  Task receive = send;
+  receive.kind = TaskKind::RECV;
+  receive.rank = 1;
+  receive.peer = 0;
+  p.add_task(receive, std::vector<int32_t>{sent});
+  p.end_rank();
+
+  const double run = 300e-6, launch = 5e-6, sync = 20e-6;
+  HostModel host;
+  host.sync_seconds = sync;
+  host.works = {HostWork{3, 3 * launch, 1}};
+  const Timeline t = replay_with_host(p, {3 * run}, host);
+  const LaunchedWork first = launch_work(0, 0, 3 * run, host.works[0], sync);
+  EXPECT_NEAR(t.tasks[f].end, first.gpu_end, 1e-9);
+  EXPECT_NEAR(t.tasks[sent].start, first.host_end, 1e-9);
+  EXPECT_GT(first.host_end, 3 * launch);  // the sync held the host
+}

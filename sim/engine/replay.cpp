@@ -90,8 +90,8 @@ public:
         timing_(simulated_, TaskTiming{}), done_(simulated_, 0), posted_(simulated_, 0), transferred_(simulated_, 0),
         receive_of_send_(simulated_, -1) {
     if (options_.host.simulated()) {
-      launched_ = BySimulatedTask<char>(simulated_, 0);
       launched_at_ = BySimulatedTask<double>(simulated_, -1.0);
+      hosts_.resize(prog_.world_size);
       host_released_ = BySimulatedTask<char>(simulated_, 0);
       host_returns_at_ = BySimulatedTask<double>(simulated_, 0.0);
       host_wait_seconds_.assign(prog_.world_size, 0.0);
@@ -270,15 +270,6 @@ private:
         lanes_running_ += 1;
       }
     }
-    if (options_.host.simulated())
-      for (size_t l = 0; l < lanes_.size(); ++l)
-        if (const int rep = lanes_[l].members[0]; classes_.simulated(rep))
-          sg4::Actor::create("rank" + std::to_string(rep) + "-host", platform_.hosts[rep], [this, rep] {
-            try {
-              run_host(rep);
-            } catch (const JobStopped&) {
-            }
-          });
     for (const Group& g : prog_.groups) {
       const auto arriving = std::count_if(g.ranks.begin(), g.ranks.end(), [&](int r) { return classes_.simulated(r); });
       if (lanes_.spans_lanes(g) && lanes_.is_representative(g.ranks.front()) && arriving > 0)
@@ -286,31 +277,74 @@ private:
     }
   }
 
-  // A rank's host thread: it launches every task of the rank in program
-  // order, each compute task's kernels in its work's launch time (or, where
-  // the work synchronises, until the compute's closed form returns it), each
-  // collective or transfer in one call.
-  void run_host(int rank) {
-    for (int id : prog_.rank_tasks(rank)) {
-      const Task& task = prog_.tasks[id];
-      if (is_passive_receive(task)) continue;  // posted with its SEND
-      launched_at_[id] = sg4::Engine::get_clock();
-      raise(launched_, id);
-      if (!is_compute(task.kind)) {
-        sg4::this_actor::sleep_for(options_.host.communication_launch_seconds);
-      } else if (options_.host.works[task.work].syncs > 0) {
-        wait_until(host_released_, id);
-        sg4::this_actor::sleep_until(host_returns_at_[id]);
-      } else {
-        sg4::this_actor::sleep_for(options_.host.works[task.work].launch_seconds);
+  // A rank's host thread, in closed form: it launches the rank's tasks in
+  // program order, each compute task's kernels in its work's launch time (or,
+  // where the work synchronises, until the compute's closed form returns it),
+  // each collective or transfer in one call. It waits for nothing else, so
+  // its launch times are a running sum, taken as far as an actor needs them:
+  // no actor, and no SimGrid activity, per launch.
+  struct Host {
+    size_t next = 0;          // the next of the rank's tasks to launch
+    double seconds = 0;       // when it begins launching it
+    int awaited_sync = -1;    // a synchronising task launched last: `seconds` is when it returns
+  };
+
+  // Launches `rank`'s tasks until `id` is launched (waiting, if `may_wait`,
+  // for a synchronising task before it to return; else stopping there).
+  void launch_until(int rank, int id, bool may_wait) {
+    Host& host = hosts_[rank];
+    const RankTaskIds ids = prog_.rank_tasks(rank);
+    while (launched_at_[id] < 0 && host.next < ids.size()) {
+      if (const int sync = host.awaited_sync; sync >= 0) {
+        if (!may_wait && !host_released_[sync]) return;
+        wait_until(host_released_, sync);
+        if (host.awaited_sync == sync) {  // not already taken on by another stream's actor while this one waited
+          host.seconds = host_returns_at_[sync];
+          host.awaited_sync = -1;
+        }
+        continue;
       }
+      const Task& task = prog_.tasks[ids[host.next++]];
+      if (is_passive_receive(task)) continue;  // posted with its SEND
+      launched_at_[task.id] = host.seconds;
+      if (!is_compute(task.kind))
+        host.seconds += options_.host.communication_launch_seconds;
+      else if (options_.host.works[task.work].syncs > 0)
+        host.awaited_sync = task.id;
+      else
+        host.seconds += options_.host.works[task.work].launch_seconds;
     }
-    host_done_at_[rank] = sg4::Engine::get_clock();
   }
 
   // Waits for the host to launch `task`, when hosts are simulated.
   void wait_for_launch(const Task& task) {
-    if (options_.host.simulated()) wait_until(launched_, task.id);
+    if (!options_.host.simulated()) return;
+    launch_until(task.rank, task.id, true);
+    if (launched_at_[task.id] > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(launched_at_[task.id]);
+  }
+
+  // Launches what each simulated host launched before the job ended (every
+  // synchronising task that ran has returned); by rank, when its host had
+  // launched its last task, -1 where the job stopped first.
+  void finish_hosts() {
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+      const int rank = lanes_[l].members[0];
+      if (!classes_.simulated(rank)) continue;
+      bool all_launched = true;
+      for (int id : prog_.rank_tasks(rank)) {
+        if (is_passive_receive(prog_.tasks[id])) continue;
+        launch_until(rank, id, false);
+        if (stopped_ && launched_at_[id] > stop_seconds_) launched_at_[id] = -1;
+        all_launched = all_launched && launched_at_[id] >= 0;
+      }
+      Host& host = hosts_[rank];
+      if (host.awaited_sync >= 0 && host_released_[host.awaited_sync]) {
+        host.seconds = host_returns_at_[host.awaited_sync];
+        host.awaited_sync = -1;
+      }
+      const bool done = all_launched && host.awaited_sync < 0 && !(stopped_ && host.seconds > stop_seconds_);
+      host_done_at_[rank] = done ? host.seconds : -1.0;
+    }
   }
 
   // The compute stream, free since `gpu_free`, waits for the host to launch
@@ -581,6 +615,7 @@ private:
     timeline.stop_reason = stop_reason_;
     for (const TaskTiming& timing : timing_.values()) timeline.step_seconds = std::max(timeline.step_seconds, timing.end);
     if (stopped_) timeline.step_seconds = stop_seconds_;
+    if (options_.host.simulated()) finish_hosts();
     for (double& done : host_done_at_)
       if (done < 0) done = timeline.step_seconds;  // a host the job stopped
     timeline.flows = flows_sent_;
@@ -650,8 +685,8 @@ private:
   BySimulatedTask<char> posted_;       // by RECV: posted in its batch (paired)
   BySimulatedTask<char> transferred_;  // by SEND: its transfer is over (paired)
   BySimulatedTask<int> receive_of_send_;  // by SEND: its RECV
-  // With simulated hosts, by task: launched by its rank's host, and when.
-  BySimulatedTask<char> launched_;
+  // With simulated hosts: by rank, its host; by task, when it launched it (-1: not yet).
+  std::vector<Host> hosts_;
   BySimulatedTask<double> launched_at_;
   // By compute task that synchronises: its host may go on, at host_returns_at_.
   BySimulatedTask<char> host_released_;
