@@ -40,7 +40,7 @@ double estimated_tasks(const Scenario& s) {
   // (two with sequence parallelism) and the cross-entropy's.
   // An MoE layer's exchanges add sizes: expert parallelism's (the allgather
   // dispatcher's two), and over TP its routed rows'.
-  const double ep_sizes = p.expert > 1 ? (p.moe_dispatcher == MoeDispatcher::alltoall ? 1 : 2) : 0;
+  const double ep_sizes = p.expert > 1 ? (p.moe_dispatcher == MoeDispatcher::allgather ? 2 : 1) : 0;
   const double moe_tp_sizes = s.model.has_experts() && p.tensor > 1 ? (p.sequence_parallel ? 2 : 1) : 0;
   // Context parallelism's K/V exchange: one size forward, two backward (K/V, dK/dV).
   const double cp_sizes = p.context > 1 ? 2 : 0;
