@@ -195,3 +195,15 @@ TEST(FlexDispatcher, AcrossNodesATokenCrossesOnceToEachNodeThenFansOutOverNvlink
 TEST(FlexDispatcher, ReplayByReplicaClassesMatchesTheFullReplayAcrossNodes) {
   fixtures::expect_replica_classes_replay_as_the_full_replay(fixtures::scenario_from(moe_json(16, 2, 16, "flex", 16)));
 }
+
+// With TP 2 the EP members are 2 apart: EP 8 spans two nodes, 4 members on each.
+TEST(FlexDispatcher, WithTensorParallelismTheNodesHoldEveryOtherRank) {
+  nlohmann::json doc = fixtures::scenario_json(2, 1, 8, 4, "1f1b");
+  doc["model"].update({{"num_experts", 16}, {"num_experts_per_tok", 2}, {"moe_intermediate_size", 256}});
+  doc["parallelism"].update({{"expert_model_parallel_size", 8}, {"moe_token_dispatcher_type", "flex"},
+                             {"sequence_parallel", true}});
+  EXPECT_EQ(exchanges(doc).groups, (std::set<std::vector<int>>{{5, 13}, {1, 3, 5, 7}}));
+  const Scenario s = fixtures::scenario_from(doc);
+  const Workload w = build_workload(s);
+  fixtures::expect_program_holds_together(build_program(s, w), w);
+}
