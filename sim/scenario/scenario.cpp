@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "sim/base/embedded_files.hpp"
+#include "sim/base/enum_named.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
 #include "sim/base/limits.hpp"
@@ -313,10 +314,9 @@ void parse_hierarchical_context(JsonFields& f, ParallelConfig& p) {
 // Megatron-Core's TransformerConfig names them (NVIDIA/Megatron-LM d98e8a64,
 // transformer_config.py: moe_flex_dispatcher_backend, moe_flex_dispatcher_num_sms).
 void parse_moe_dispatcher(JsonFields& f, ParallelConfig& p) {
-  const std::vector<std::string> dispatchers = {"alltoall", "allgather", "flex"};
-  const std::string dispatcher = f.choice("moe_token_dispatcher_type", dispatchers).value_or("alltoall");
-  p.moe_dispatcher = static_cast<MoeDispatcher>(std::find(dispatchers.begin(), dispatchers.end(), dispatcher) -
-                                                dispatchers.begin());
+  const std::string dispatcher =
+      f.choice("moe_token_dispatcher_type", {"alltoall", "allgather", "flex"}).value_or("alltoall");
+  p.moe_dispatcher = *enum_named(dispatcher, MoeDispatcher::flex);
   const bool flex = p.moe_dispatcher == MoeDispatcher::flex;
   for (const char* field : {"moe_flex_dispatcher_backend", "moe_flex_dispatcher_num_sms"})
     if (!flex && f.has(field)) f.fail(field, "is only used with moe_token_dispatcher_type flex, not " + dispatcher);
