@@ -177,6 +177,56 @@ TEST(HostLaunches, AlltoallDispatcherWaitsOnceForTheTokenCounts) {
   EXPECT_EQ(host_work(ops_named({"moe_permute"}), allgather, fused).syncs, 1);
 }
 
+// The flex dispatcher with DeepEP (Megatron-LM d98e8a64 moe/token_dispatcher.py,
+// moe/fused_a2a.py; DeepEP 567632dd csrc/deep_ep.cpp): the compiled
+// preprocess (1 Triton) and topk, the probabilities' fp32 cast, DeepEP's
+// layout and notify kernels, then the CPU polls the received-token count
+// (1 wait); the multihot map's 11 calls and 5 kernels inside them (3
+// waits); the permutation. The dispatch and combine kernels themselves are
+// the EP all-to-all tasks.
+TEST(HostLaunches, FlexDispatcherWaitsForDeepEpsReceivedTokenCount) {
+  Scenario flex = qwen3();
+  flex.parallel.moe_dispatcher = MoeDispatcher::flex;
+  HostSettings fused;
+  fused.moe_permute_fusion = true;
+  const HostWork permute = host_work(ops_named({"moe_permute"}), flex, fused);
+  EXPECT_EQ(permute.kernels, 1 + 1 + 1 + 2 + 11 + 5 + 4);
+  EXPECT_EQ(permute.syncs, 1 + 3);
+  const HostWork unfused = host_work(ops_named({"moe_permute"}), flex);
+  EXPECT_EQ(unfused.kernels, 1 + 1 + 1 + 2 + 11 + 5 + 12);
+  EXPECT_EQ(unfused.syncs, 1 + 3 + 2);
+  // Backward: TE's unpermute, DeepEP's cached_notify_combine and the
+  // probabilities' gradient cast, the multihot's 3 and the cast's gradient,
+  // the compiled preprocess's backward; no wait (the handle holds the layout).
+  const HostWork permute_grad = host_work(ops_named({"moe_permute_grad"}), flex, fused);
+  EXPECT_EQ(permute_grad.kernels, 1 + 2 + 3 + 1 + 1);
+  EXPECT_EQ(permute_grad.syncs, 0);
+  // The combine's cached_notify_combine after TE's unpermute; backward
+  // DeepEP's cached dispatch, its cached_notify_dispatch.
+  EXPECT_EQ(kernels({"moe_unpermute"}, flex, fused), 1 + 1);
+  EXPECT_EQ(kernels({"moe_unpermute_grad"}, flex, fused), 1 + 1);
+  flex.training.capacity_factor = 1;  // the compiled preprocess masks the dropped entries
+  EXPECT_EQ(kernels({"moe_permute"}, flex, fused), permute.kernels + 1);
+}
+
+// DeepEP's dispatch waits on the CPU whether tokens are dropped or not: no
+// graph holds it.
+TEST(HostLaunches, FlexDispatcherKeepsItsDispatchOutOfGraphs) {
+  Scenario flex = qwen3();
+  flex.parallel.moe_dispatcher = MoeDispatcher::flex;
+  flex.training.capacity_factor = 1;
+  HostSettings settings = nemo_qwen3_moe_host_settings();
+  settings.cuda_graph_impl = "transformer_engine";
+  settings.cuda_graph_scope = {"attn", "moe_router", "moe_preprocess"};
+  const std::string refused = "software.cuda_graph_scope: the flex dispatcher's DeepEP dispatch waits for the GPU (the "
+                              "received-token count), which no graph can hold (MoE scope with flex: moe_router)";
+  EXPECT_NE(graph_error(flex, settings).find(refused), std::string::npos) << graph_error(flex, settings);
+  settings.cuda_graph_scope = {"moe"};
+  EXPECT_NE(graph_error(flex, settings).find(refused), std::string::npos);
+  settings.cuda_graph_scope = {"attn", "moe_router"};
+  EXPECT_EQ(graph_error(flex, settings), "no error");
+}
+
 TEST(HostLaunches, MoeLayerAsNemoRanIt) {
   const Scenario scenario = qwen3();
   const Workload workload = build_workload(scenario);

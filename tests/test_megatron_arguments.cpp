@@ -187,6 +187,40 @@ TEST(FromMegatron, TheSc21RowsSimulateAsTheShippedScenarios) {
             step_seconds((fs::path(SIMTRAIN_SOURCE_DIR) / "scenarios/megatron-145.6b-1536xa100.json").string(), dir.path()));
 }
 
+// The flex dispatcher's flags as Megatron-Core reads them (Megatron-LM
+// d98e8a64 transformer_config.py): --moe-enable-deepep (deprecated) picks
+// the deepep backend and needs flex; --moe-deepep-num-sms (deprecated)
+// stands for --moe-flex-dispatcher-num-sms unless that is given.
+TEST(FromMegatron, FlexDispatcherFlagsBecomeTheScenariosFields) {
+  const std::string moe = "--swiglu --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 128 "
+                          "--expert-model-parallel-size 4 --global-batch-size 16 ";
+  const Converted c = small_model(moe + "--moe-token-dispatcher-type flex --moe-enable-deepep --moe-deepep-num-sms 24");
+  ASSERT_EQ(c.result.code, 0) << c.result.err;
+  EXPECT_EQ(c.scenario["parallelism"]["moe_token_dispatcher_type"], "flex");
+  EXPECT_EQ(c.scenario["parallelism"]["moe_flex_dispatcher_backend"], "deepep");
+  EXPECT_EQ(c.scenario["parallelism"]["moe_flex_dispatcher_num_sms"], 24);
+  const Scenario s = fixtures::scenario_from(c.scenario);
+  EXPECT_EQ(s.parallel.moe_dispatcher, MoeDispatcher::flex);
+  EXPECT_EQ(s.parallel.moe_flex_dispatcher_num_sms, 24);
+  const Converted both = small_model(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep "
+                                           "--moe-flex-dispatcher-num-sms 32 --moe-deepep-num-sms 24");
+  ASSERT_EQ(both.result.code, 0) << both.result.err;
+  EXPECT_EQ(both.scenario["parallelism"]["moe_flex_dispatcher_num_sms"], 32);
+
+  const Converted not_flex = small_model(moe + "--moe-token-dispatcher-type alltoall --moe-enable-deepep");
+  EXPECT_EQ(not_flex.result.code, 2);
+  EXPECT_THAT(not_flex.result.err,
+              HasSubstr("--moe-enable-deepep: DeepEP backend is only supported with flex token dispatcher (Megatron-Core)"));
+  const Converted hybrid = small_model(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep");
+  EXPECT_EQ(hybrid.result.code, 2);
+  EXPECT_THAT(hybrid.result.err,
+              HasSubstr("parallelism.moe_flex_dispatcher_backend: hybridep is not modelled: only DeepEP's (deepep) "
+                        "dispatch and combine are"));
+  const Converted ncclep = small_model(moe + "--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend ncclep");
+  EXPECT_EQ(ncclep.result.code, 2);
+  EXPECT_THAT(ncclep.result.err, HasSubstr("ncclep requires --moe-token-dispatcher-type flex (Megatron-Core)"));
+}
+
 TEST(FromMegatron, MixtureOfExpertsFlagsBecomeTheScenariosFields) {
   const Converted c = small_model(
       "--swiglu --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 128 --expert-model-parallel-size 4 "

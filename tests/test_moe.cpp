@@ -411,7 +411,7 @@ TEST(Moe, BadExpertFieldsAreRefusedNamingTheField) {
   EXPECT_EQ(with(moe, "parallelism", {{"expert_tensor_parallel_size", 2}}),
             "test.json: parallelism.expert_tensor_parallel_size: only expert_tensor_parallel_size = "
             "tensor_model_parallel_size (1) is simulated, got 2");
-  EXPECT_EQ(with(moe, "parallelism", {{"moe_token_dispatcher_type", "flex"}}).rfind(
+  EXPECT_EQ(with(moe, "parallelism", {{"moe_token_dispatcher_type", "deepep"}}).rfind(
                 "test.json: parallelism.moe_token_dispatcher_type: ", 0),
             0u);
   EXPECT_EQ(with(moe, "training", {{"moe_load_imbalance", 0.5}}),
@@ -532,7 +532,7 @@ TEST(Moe, OverlappedExchangesNeedWhatMegatronNeeds) {
             field + "needs expert_model_parallel_size > 1");
   nlohmann::json allgather = with_overlapped_exchange(moe_json(1, 1, 8, 4));
   allgather["parallelism"]["moe_token_dispatcher_type"] = "allgather";
-  EXPECT_EQ(fixtures::scenario_error(allgather), field + "needs moe_token_dispatcher_type alltoall");
+  EXPECT_EQ(fixtures::scenario_error(allgather), field + "needs moe_token_dispatcher_type alltoall or flex");
   EXPECT_EQ(fixtures::scenario_error(with_overlapped_exchange(moe_json(1, 2, 4, 2))),
             field + "needs the interleaved_1f1b schedule when pipeline_model_parallel_size > 1 (Megatron-LM asks for "
                     "a virtual pipeline size), not 1f1b");

@@ -28,6 +28,11 @@ constexpr int kNcclCtas = 24;
 constexpr int kUserbuffersReduceScatterSms = 16;
 constexpr int kUserbuffersAllGatherSms = 1;
 
+// DeepEP's normal-mode dispatch and combine kernels run on Buffer.num_sms
+// SMs (deepseek-ai/DeepEP 567632dd, csrc/kernels/intranode.cu dispatch and
+// combine: a launch of num_sms blocks), which Megatron-Core sets from
+// moe_flex_dispatcher_num_sms (ParallelConfig::moe_flex_dispatcher_num_sms).
+
 }  // namespace
 
 double ComputeInterference::sm_share(const Task& task) const {
@@ -36,6 +41,7 @@ double ComputeInterference::sm_share(const Task& task) const {
     if (task.kind == TaskKind::REDUCESCATTER) return userbuffers_reduce_scatter_sm_share;
     if (task.kind == TaskKind::ALLGATHER) return userbuffers_all_gather_sm_share;
   }
+  if (deepep_sm_share > 0 && task.dim == CommDim::ep && task.kind == TaskKind::ALLTOALL) return deepep_sm_share;
   return nccl_sm_share;
 }
 
@@ -47,6 +53,9 @@ ComputeInterference compute_interference(const Scenario& scenario) {
       .nccl_sm_share = share(kNcclCtas),
       .userbuffers_all_gather_sm_share = share(kUserbuffersAllGatherSms),
       .userbuffers_reduce_scatter_sm_share = share(kUserbuffersReduceScatterSms),
+      .deepep_sm_share = scenario.parallel.moe_dispatcher == MoeDispatcher::flex
+                             ? share(int(scenario.parallel.moe_flex_dispatcher_num_sms))
+                             : 0,
       .tp_in_userbuffers = scenario.parallel.tp_comm_overlap && scenario.parallel.sequence_parallel &&
                            scenario.parallel.tensor > 1,
   };

@@ -277,6 +277,41 @@ Row router_topk_row(const Context& x) {
   return row;
 }
 
+// The flex dispatcher's dispatch with DeepEP (Megatron-LM d98e8a64, "MC26"
+// below: moe/token_dispatcher.py MoEFlexTokenDispatcher and _DeepepManager,
+// moe/fused_a2a.py FusedDispatch; DeepEP 567632dd, the last commit with the
+// API fused_a2a.py calls: deep_ep/buffer.py, csrc/deep_ep.cpp), beside the
+// permutation it runs after the exchange. Forward: dispatch_preprocess,
+// compiled (MC26 jit.py: jit_fuser is torch.compile), the TP-expanded
+// routing map and probabilities made contiguous (one Triton kernel) and
+// torch.topk (:1294-1304), with a capacity factor the dropped entries
+// masked (one more); the probabilities cast to fp32 (:1313); DeepEP's
+// get_dispatch_layout kernel (deep_ep.cpp:423) and notify_dispatch
+// (:606), then the CPU polls the received-token counter until the GPU has
+// written it (:634-650; Megatron passes no num_worst_tokens); the dispatch
+// kernel itself (:691) is the EP all-to-all task, launched as a collective.
+// Then _indices_to_multihot (:1337-1365; the fused form needs Megatron's
+// experimental flag, not modelled): two zeros, ne, the indices' boolean
+// index, arange, sum, repeat_interleave, two index_puts, the probabilities'
+// boolean index, bool: 11 calls, and 5 kernels inside them (each boolean
+// index's nonzero count and copy, repeat_interleave's cumsum), 3 waits
+// (the two boolean indexes' nonzero, repeat_interleave's output size).
+// Backward (FusedDispatch.backward, fused_a2a.py:143-165): DeepEP's combine
+// with the handle, its cached_notify_combine (deep_ep.cpp:836) beside the
+// combine kernel (the all-to-all task), the probabilities' gradient cast
+// (2 Python calls); the autograd engine's index_put and boolean index
+// gradients of the multihot probabilities (3) and the fp32 cast's (1); the
+// compiled preprocess's backward, one Triton kernel.
+void add_flex_dispatch(const Context& x, Row& row) {
+  const bool drops = !x.dropless;
+  row.forward.first += 1 + 1 + 2 + 11;  // topk, cast, layout + notify, multihot
+  row.forward.follow_on += 5;
+  row.forward.triton += 1 + (drops ? 1 : 0);
+  row.forward.syncs += 1 + 3;
+  row.backward.first += 2 + 3 + 1;
+  row.backward.triton += 1;
+}
+
 // The dispatcher's preprocess and first permutation, where the workload
 // puts moe_permute (MC moe/token_dispatcher.py:470-648).
 // alltoall, dropless, over EP or TP (preprocess :512-566): routing_map.sum
@@ -289,7 +324,7 @@ Row router_topk_row(const Context& x) {
 // all-to-all (:565, :900 d2h_event.synchronize), before the first
 // permutation with a capacity factor (:521). With the moe_preprocess graph
 // the copies move after it (:438-444). allgather: tokens_per_expert with a
-// blocking .cpu() (:295): 1 kernel, 1 wait.
+// blocking .cpu() (:295): 1 kernel, 1 wait. flex: flex_dispatch_launches.
 // Permutation, fused: TE's Triton make_row_id_map (3 kernels) and
 // permute_with_mask_map (TE pytorch/permutation.py:212, :248;
 // triton/permutation.py:242-280, :436); backward unpermute_with_mask_map
@@ -307,7 +342,7 @@ Row moe_permute_row(const Context& x) {
     const bool exchanges = x.scenario.parallel.expert > 1 || x.scenario.parallel.tensor > 1;
     const int copies = 4 + (x.local_experts > 1 && !x.settings.moe_permute_fusion ? 1 : 0);
     row.forward = {.first = (exchanges ? 8 : 2) + copies, .syncs = 1, .outside_graph = copies};
-  } else {
+  } else if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::allgather) {
     row.forward = {.first = 1, .syncs = 1, .outside_graph = 1};
   }
   if (x.settings.moe_permute_fusion) {
@@ -319,6 +354,7 @@ Row moe_permute_row(const Context& x) {
     row.forward.syncs += 2;
     row.backward = {.first = 6, .from_cpp = true};
   }
+  if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::flex) add_flex_dispatch(x, row);
   return row;
 }
 
@@ -337,10 +373,18 @@ Row sort_chunks_row(const Context& x, bool with_probabilities) {
 // unpermute (MC moe/moe_utils.py:312-399, no probabilities in the alltoall
 // dispatcher's combine): fused, TE's unpermute_with_mask_map (1 Triton
 // kernel, permutation.py:365; backward permute_with_mask_map :451);
-// unfused, zeros and scatter_add; backward the gather.
+// unfused, zeros and scatter_add; backward the gather. flex: then DeepEP's
+// combine (MC26 fused_a2a.py FusedCombine), its cached_notify_combine
+// (deep_ep.cpp:836) beside the combine kernel (the all-to-all task);
+// backward DeepEP's dispatch with the handle (cached mode: no wait), its
+// cached_notify_dispatch (:591) beside the dispatch kernel.
 Row moe_unpermute_row(const Context& x) {
-  if (x.settings.moe_permute_fusion) return {{.triton = 1}, {.triton = 1}};
-  return {{2}, kCpp};
+  Row row = x.settings.moe_permute_fusion ? Row{{.triton = 1}, {.triton = 1}} : Row{{2}, kCpp};
+  if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::flex) {
+    row.forward.first += 1;
+    row.backward.first += 1;
+  }
+  return row;
 }
 
 // Attention through TE's DotProductAttention (cuDNN fused attention): one
@@ -509,7 +553,16 @@ void check_graph_settings(const Context& x) {
   for (const std::string& scope : s.cuda_graph_scope)
     if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end())
       throw InputError(file, field, "unknown scope '" + scope + "' (" + joined(scopes) + ")");
-  if (s.cuda_graph_impl == "none" || !x.scenario.model.has_experts() || !x.dropless) return;
+  if (s.cuda_graph_impl == "none" || !x.scenario.model.has_experts()) return;
+  // DeepEP's dispatch waits for the GPU with or without a capacity factor
+  // (fused_a2a.py: "not compatible with CUDA graph").
+  const bool graphs_dispatch = s.cuda_graph_scope.empty() || has_scope(s, "moe") ||
+                               has_scope(s, "full_iteration") || has_scope(s, "moe_preprocess");
+  if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::flex && graphs_dispatch)
+    throw InputError(file, field,
+                     "the flex dispatcher's DeepEP dispatch waits for the GPU (the received-token count), which no "
+                     "graph can hold (MoE scope with flex: moe_router)");
+  if (!x.dropless) return;
   // A dropless dispatcher waits for the GPU, which no graph can hold.
   const bool whole_layer = s.cuda_graph_scope.empty() || has_scope(s, "moe") || has_scope(s, "full_iteration");
   if (whole_layer)

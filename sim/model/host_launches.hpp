@@ -4,7 +4,8 @@
 // the host takes to launch them (eager PyTorch ops, Transformer Engine's C++
 // calls, Triton kernels; one graph launch for the kernels a CUDA graph scope
 // captures), and how often the host waits for the GPU inside the work (the
-// alltoall token dispatcher's tokens-per-expert device-to-host copy,
+// alltoall token dispatcher's tokens-per-expert device-to-host copy, the
+// flex dispatcher's DeepEP dispatch polling its received-token count,
 // masked_select's nonzero). Counts, constants and their sources: docs/host.md
 // and the table in host_launches.cpp.
 #include <span>

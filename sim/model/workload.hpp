@@ -66,8 +66,14 @@ double total_bytes(const std::vector<Op>& ops);
 // same kind, over the layer's expert-parallel group instead of its TP group.
 // Context parallelism's exchanges are too: the all-to-alls of a2a and
 // a2a+p2p over its all-to-all group, the K/V exchange over its ring group
-// (each the CP group but in a2a+p2p: its inner and outer groups).
-enum class LayerGroup : uint8_t { tensor, expert, context_a2a, context_ring };
+// (each the CP group but in a2a+p2p: its inner and outer groups). The flex
+// dispatcher's exchanges over an EP group spanning nodes go over its parts:
+// the members on one node (expert_node) and the i-th member of each node
+// (expert_across).
+enum class LayerGroup : uint8_t { tensor, expert, context_a2a, context_ring, expert_node, expert_across };
+inline bool is_expert_group(LayerGroup group) {
+  return group == LayerGroup::expert || group == LayerGroup::expert_node || group == LayerGroup::expert_across;
+}
 
 struct TpCollectives {
   TaskKind kind = TaskKind::ALLREDUCE;

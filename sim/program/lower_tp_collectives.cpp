@@ -19,7 +19,9 @@ namespace {
 CommDim comm_dim(LayerGroup group) {
   switch (group) {
     case LayerGroup::tensor: return CommDim::tp;
-    case LayerGroup::expert: return CommDim::ep;
+    case LayerGroup::expert:
+    case LayerGroup::expert_node:
+    case LayerGroup::expert_across: return CommDim::ep;
     case LayerGroup::context_a2a:
     case LayerGroup::context_ring: return CommDim::cp;
   }
@@ -30,6 +32,8 @@ const std::vector<int>& group_of(const CommGroups& groups, LayerGroup group) {
   switch (group) {
     case LayerGroup::tensor: return groups.tp;
     case LayerGroup::expert: return groups.ep;
+    case LayerGroup::expert_node: return groups.ep_node;
+    case LayerGroup::expert_across: return groups.ep_across;
     case LayerGroup::context_a2a: return groups.cp_a2a;
     case LayerGroup::context_ring: return groups.cp_ring;
   }
@@ -53,7 +57,7 @@ TpCounts tp_counts(const LoweredTask& compute, bool overlapped, bool ep_beside_c
       for (const TpCollectives& c : (unit.work->*pass).tp) {
         const bool beside_weight_gradients = c.beside_weight_gradient && computes_weight_gradients;
         const bool beside_compute =
-            c.beside_compute(computes_weight_gradients) || (ep_beside_compute && c.group == LayerGroup::expert);
+            c.beside_compute(computes_weight_gradients) || (ep_beside_compute && is_expert_group(c.group));
         if (beside_compute == overlapped) counts[{beside_weight_gradients, c.group, c.kind, c.bytes}] += c.count;
       }
   return counts;

@@ -73,7 +73,7 @@ private:
         for (int block = 0; block < expert_data; ++block) {
           std::vector<int> ranks;
           for (int e = 0; e < ep; ++e) ranks.push_back(layout_.rank(tp, block * ep + e, pp));
-          add(g_.ep, CommDim::ep, "ep", ranks);
+          if (!make_deepep_groups(ranks)) add(g_.ep, CommDim::ep, "ep", ranks);
         }
         if (expert_data < 2) continue;
         for (int e = 0; e < ep; ++e) {
@@ -85,6 +85,25 @@ private:
         }
       }
     }
+  }
+
+  // The flex dispatcher's EP group spanning nodes evenly (expert_group_nodes)
+  // as its members on each node and the i-th member of every node, which
+  // its exchanges go over instead of the whole group; false where it does not.
+  bool make_deepep_groups(const std::vector<int>& ranks) {
+    if (s_.parallel.moe_dispatcher != MoeDispatcher::flex) return false;
+    const int nodes = static_cast<int>(expert_group_nodes(s_.parallel, s_.cluster.topology.gpus_per_node));
+    if (nodes == 1) return false;
+    const int per_node = static_cast<int>(ranks.size()) / nodes;
+    for (int node = 0; node < nodes && per_node > 1; ++node)
+      add(g_.ep_node, CommDim::ep, "epnode",
+          std::vector<int>(ranks.begin() + node * per_node, ranks.begin() + (node + 1) * per_node));
+    for (int i = 0; i < per_node; ++i) {
+      std::vector<int> across;
+      for (int node = 0; node < nodes; ++node) across.push_back(ranks[node * per_node + i]);
+      add(g_.ep_across, CommDim::ep, "epacross", across);
+    }
+    return true;
   }
 
   void make_context_groups() {

@@ -22,6 +22,11 @@ struct CommGroups {
   // gradients are reduced, the ranks of one EP index (none where it would
   // be one rank, and none when EP is 1: experts are reduced with the rest).
   std::vector<int> ep, expert_dp;
+  // The flex dispatcher's EP group spanning nodes (expert_group_nodes), in
+  // place of `ep`: its members on one node (none where that is one rank),
+  // and the i-th member of each node, as DeepEP forwards tokens
+  // (sim/model/layers/moe_ops.cpp).
+  std::vector<int> ep_node, ep_across;
   // Context parallelism: a CP group is `context` consecutive ranks of the
   // data coordinate (RankLayout's dp_cp). Its all-to-all groups (a2a, a2a+p2p)
   // and its ring groups (p2p, all_gather, a2a+p2p), in the ring order of the
@@ -37,7 +42,7 @@ struct CommGroups {
 inline constexpr std::array kGroupKinds = {&CommGroups::tp,        &CommGroups::dp, &CommGroups::dp_node,
                                            &CommGroups::dp_across, &CommGroups::embedding, &CommGroups::ep,
                                            &CommGroups::expert_dp, &CommGroups::cp_a2a,
-                                           &CommGroups::cp_ring};
+                                           &CommGroups::cp_ring,   &CommGroups::ep_node, &CommGroups::ep_across};
 
 // `servers`: the parameter-server hosts data-parallel groups synchronise through (0: none).
 // `holds_experts`: per pipeline rank, whether its stages hold MoE layers (a

@@ -71,7 +71,9 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--expert-model-parallel-size", true},
     {"--num-experts", true}, {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
-    {"--moe-token-dispatcher-type", true}, {"--no-async-tensor-model-parallel-allreduce", false},
+    {"--moe-token-dispatcher-type", true}, {"--moe-enable-deepep", false}, {"--moe-flex-dispatcher-backend", true},
+    {"--moe-flex-dispatcher-num-sms", true}, {"--moe-deepep-num-sms", true},
+    {"--no-async-tensor-model-parallel-allreduce", false},
     {"--async-tensor-model-parallel-allreduce", false}, {"--overlap-moe-expert-parallel-comm", false}, {"--moe-layer-freq", true},
     // what simtrain simulates: the experts' GEMMs grouped, the tokens permuted in one pass
     {"--moe-grouped-gemm", false}, {"--moe-permute-fusion", false},
@@ -380,6 +382,35 @@ void recompute(const Arguments& a, nlohmann::ordered_json& training, std::vector
 }
 
 // The scenario the known flags say.
+// The flex dispatcher's flags and the checks Megatron-Core's TransformerConfig
+// makes of them (NVIDIA/Megatron-LM d98e8a64, transformer_config.py
+// __post_init__): --moe-enable-deepep (deprecated) needs flex and picks
+// deepep; --moe-deepep-num-sms (deprecated) stands for
+// --moe-flex-dispatcher-num-sms where that is not given.
+void map_flex_dispatcher(const Arguments& a, nlohmann::ordered_json& parallelism, std::vector<std::string>& notes) {
+  const bool flex = a.text("--moe-token-dispatcher-type") == "flex";
+  std::optional<std::string> backend = a.text("--moe-flex-dispatcher-backend");
+  if (a.has("--moe-enable-deepep")) {
+    if (!flex)
+      a.refuse("--moe-enable-deepep", "DeepEP backend is only supported with flex token dispatcher (Megatron-Core)");
+    if (backend == "hybridep")
+      a.refuse("--moe-enable-deepep",
+               "only one backend is supported for flex token dispatcher, got hybridep too (Megatron-Core)");
+    backend = "deepep";
+  }
+  if (backend == "ncclep" && !flex)
+    a.refuse("--moe-flex-dispatcher-backend", "ncclep requires --moe-token-dispatcher-type flex (Megatron-Core)");
+  std::optional<int64_t> sms = a.integer("--moe-flex-dispatcher-num-sms");
+  if (!sms) sms = a.integer("--moe-deepep-num-sms");
+  if (!flex) {
+    for (const char* flag : {"--moe-flex-dispatcher-backend", "--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms"})
+      if (a.has(flag)) notes.push_back(std::string(flag) + " without --moe-token-dispatcher-type flex: no effect");
+    return;
+  }
+  if (backend) parallelism["moe_flex_dispatcher_backend"] = *backend;
+  if (sms) parallelism["moe_flex_dispatcher_num_sms"] = *sms;
+}
+
 nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronCluster& cluster, const std::string& source,
                                          std::vector<std::string>& notes) {
   const int64_t layers = a.required_integer("--num-layers"), hidden = a.required_integer("--hidden-size"),
@@ -470,6 +501,7 @@ nlohmann::ordered_json scenario_document(const Arguments& a, const MegatronClust
   for (const std::string field : {"expert_model_parallel_size", "expert_tensor_parallel_size"})
     if (const auto size = a.integer(flag_of(field))) parallelism[field] = *size;
   if (const auto dispatcher = a.text("--moe-token-dispatcher-type")) parallelism["moe_token_dispatcher_type"] = *dispatcher;
+  map_flex_dispatcher(a, parallelism, notes);
   if (a.has("--overlap-moe-expert-parallel-comm")) parallelism["overlap_moe_expert_parallel_comm"] = true;
   // --async-tensor-model-parallel-allreduce: the opt-in of August 2021, the default since.
   if (a.has("--no-async-tensor-model-parallel-allreduce")) parallelism["async_tensor_model_parallel_allreduce"] = false;

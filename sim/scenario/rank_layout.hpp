@@ -21,4 +21,17 @@ struct RankLayout {
   int rank(int tp, int dp, int pp) const { return tp + tensor * (dp + data * pp); }
 };
 
+// The nodes of `gpus_per_node` GPUs (rank r on node r / gpus_per_node) each
+// expert-parallel group spans, each node holding as many of its members: the
+// members are TP apart, so a group spans TP x EP ranks from the start of a
+// node where that and each pipeline stage's ranks fill whole nodes. 1 where
+// a group lies within one node, or would split unevenly.
+inline int64_t expert_group_nodes(const ParallelConfig& parallel, int64_t gpus_per_node) {
+  const int64_t span = parallel.tensor * parallel.expert, stage = parallel.tensor * parallel.data_context();
+  if (span <= gpus_per_node || span % gpus_per_node != 0 || gpus_per_node % parallel.tensor != 0 ||
+      stage % gpus_per_node != 0)
+    return 1;
+  return span / gpus_per_node;
+}
+
 }  // namespace simtrain

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "sim/base/embedded_files.hpp"
+#include "sim/base/enum_named.hpp"
 #include "sim/base/input_error.hpp"
 #include "sim/base/json_fields.hpp"
 #include "sim/base/limits.hpp"
@@ -62,7 +63,12 @@ bool splits_backward(ScheduleKind schedule) {
 std::string to_string(P2pCommunication p2p) { return p2p == P2pCommunication::paired ? "paired" : "eager"; }
 
 std::string to_string(MoeDispatcher dispatcher) {
-  return dispatcher == MoeDispatcher::alltoall ? "alltoall" : "allgather";
+  switch (dispatcher) {
+    case MoeDispatcher::alltoall: return "alltoall";
+    case MoeDispatcher::allgather: return "allgather";
+    case MoeDispatcher::flex: return "flex";
+  }
+  return "alltoall";
 }
 
 int64_t ParallelConfig::context_a2a() const {
@@ -125,7 +131,8 @@ const std::vector<std::string> parallelism_keys = {
     "dp_compression_seconds_per_GB", "pipeline_layers", "decoder_first_pipeline_num_layers",
     "decoder_last_pipeline_num_layers", "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "pipeline_model_parallel_layout", "expert_model_parallel_size", "expert_tensor_parallel_size",
-    "moe_token_dispatcher_type", "overlap_moe_expert_parallel_comm", "context_parallel_size", "cp_comm_type",
+    "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "moe_flex_dispatcher_num_sms",
+    "overlap_moe_expert_parallel_comm", "context_parallel_size", "cp_comm_type",
     "hierarchical_context_parallel_sizes"};
 const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour", "memory_reserve_GiB",
@@ -303,6 +310,28 @@ void parse_hierarchical_context(JsonFields& f, ParallelConfig& p) {
     f.fail(field, sizes.dump() + ": their product must be context_parallel_size (" + std::to_string(p.context) + ")");
 }
 
+// moe_token_dispatcher_type, and the flex dispatcher's backend and SMs as
+// Megatron-Core's TransformerConfig names them (NVIDIA/Megatron-LM d98e8a64,
+// transformer_config.py: moe_flex_dispatcher_backend, moe_flex_dispatcher_num_sms).
+void parse_moe_dispatcher(JsonFields& f, ParallelConfig& p) {
+  const std::string dispatcher =
+      f.choice("moe_token_dispatcher_type", {"alltoall", "allgather", "flex"}).value_or("alltoall");
+  p.moe_dispatcher = *enum_named(dispatcher, MoeDispatcher::flex);
+  const bool flex = p.moe_dispatcher == MoeDispatcher::flex;
+  for (const char* field : {"moe_flex_dispatcher_backend", "moe_flex_dispatcher_num_sms"})
+    if (!flex && f.has(field)) f.fail(field, "is only used with moe_token_dispatcher_type flex, not " + dispatcher);
+  const std::string backend =
+      f.choice("moe_flex_dispatcher_backend", {"deepep", "hybridep", "ncclep"}).value_or("deepep");
+  if (backend != "deepep")
+    f.fail("moe_flex_dispatcher_backend",
+           backend + " is not modelled: only DeepEP's (deepep) dispatch and combine are");
+  p.moe_flex_dispatcher_num_sms = f.integer("moe_flex_dispatcher_num_sms").value_or(p.moe_flex_dispatcher_num_sms);
+  // DeepEP's Buffer.set_num_sms asserts it (deepseek-ai/DeepEP 567632dd, deep_ep/buffer.py).
+  if (p.moe_flex_dispatcher_num_sms % 2 != 0)
+    f.fail("moe_flex_dispatcher_num_sms",
+           "must be even, as DeepEP's Buffer.set_num_sms asserts, got " + std::to_string(p.moe_flex_dispatcher_num_sms));
+}
+
 ParallelConfig parse_parallelism(const nlohmann::json& document, const std::string& file) {
   JsonFields f(document, file, "parallelism.");
   ParallelConfig p;
@@ -374,9 +403,7 @@ ParallelConfig parse_parallelism(const nlohmann::json& document, const std::stri
   p.parameter_servers = f.integer("parameter_servers").value_or(1);
   p.expert = f.integer("expert_model_parallel_size").value_or(1);
   p.expert_tensor = f.integer("expert_tensor_parallel_size").value_or(p.tensor);  // Megatron's default
-  p.moe_dispatcher = f.choice("moe_token_dispatcher_type", {"alltoall", "allgather"}).value_or("alltoall") == "alltoall"
-                         ? MoeDispatcher::alltoall
-                         : MoeDispatcher::allgather;
+  parse_moe_dispatcher(f, p);
   p.overlap_ep_comm = f.boolean("overlap_moe_expert_parallel_comm").value_or(false);
   p.context = f.integer("context_parallel_size").value_or(1);
   if (p.context == 1 && f.has("cp_comm_type")) f.fail("cp_comm_type", "is only used with context_parallel_size > 1");
@@ -448,7 +475,7 @@ void check_expert_comm_overlap(const Scenario& s, const RuleBroken& fail) {
   if (!p.overlap_ep_comm) return;
   const std::string field = "parallelism.overlap_moe_expert_parallel_comm";
   if (p.expert == 1) fail(field, "needs expert_model_parallel_size > 1");
-  if (p.moe_dispatcher != MoeDispatcher::alltoall) fail(field, "needs moe_token_dispatcher_type alltoall");
+  if (p.moe_dispatcher == MoeDispatcher::allgather) fail(field, "needs moe_token_dispatcher_type alltoall or flex");
   if (p.pipeline > 1 && p.schedule != ScheduleKind::interleaved_1f1b)
     fail(field, "needs the interleaved_1f1b schedule when pipeline_model_parallel_size > 1 (Megatron-LM asks for a "
                 "virtual pipeline size), not " + to_string(p.schedule));
@@ -486,6 +513,10 @@ void check_experts(const Scenario& s, const RuleBroken& fail) {
                                                        str(m.shared_expert_intermediate_size) + "), got " + str(p.tensor));
   if (p.expert > 1 && p.tensor > 1 && !p.sequence_parallel)
     fail("parallelism.sequence_parallel", "expert and tensor parallelism together need sequence parallelism, as in Megatron");
+  // MoEFlexTokenDispatcher asserts it (Megatron-LM d98e8a64, moe/token_dispatcher.py).
+  if (p.moe_dispatcher == MoeDispatcher::flex && p.tensor * p.expert == 1)
+    fail("parallelism.moe_token_dispatcher_type",
+         "flex (DeepEP) needs tensor x expert model parallel size > 1, as Megatron-Core asserts, got 1");
   check_expert_comm_overlap(s, fail);
   if (p.expert == 1) return;
   const auto not_with_experts = [&](const std::string& field, const std::string& setting) {

@@ -48,8 +48,10 @@ enum class P2pCommunication { paired, eager };
 // How an MoE layer moves tokens to the ranks of their experts
 // (Megatron-Core's --moe-token-dispatcher-type): all-to-all sends each
 // token to the ranks it is routed to; allgather gathers every rank's tokens
-// on every rank of the expert-parallel group and reduce-scatters the outputs.
-enum class MoeDispatcher { alltoall, allgather };
+// on every rank of the expert-parallel group and reduce-scatters the outputs;
+// flex (DeepEP's normal kernels) sends each token once to each rank that
+// holds any of its experts (docs/moe-and-context-parallelism.md).
+enum class MoeDispatcher { alltoall, allgather, flex };
 // How context-parallel ranks exchange keys and values for attention
 // (Megatron-Core's --cp-comm-type, Transformer Engine's implementations):
 // p2p passes each rank's K/V chunk around the CP ring, one hop per attention
@@ -151,6 +153,10 @@ struct ParallelConfig {
   int64_t expert = 1;         // expert_model_parallel_size
   int64_t expert_tensor = 1;  // expert_tensor_parallel_size (default: tensor_model_parallel_size)
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  // The SMs DeepEP's dispatch and combine kernels run on (flex): Megatron-Core's
+  // moe_flex_dispatcher_num_sms, 20 when unset (moe/token_dispatcher.py
+  // _DeepepManager, NVIDIA/Megatron-LM d98e8a64).
+  int64_t moe_flex_dispatcher_num_sms = 20;
   // Megatron's --overlap-moe-expert-parallel-comm: in the 1F1B phase a
   // forward and a backward of different micro-batches run merged, each one's
   // all-to-alls beside the other's compute (warm-up forwards and cool-down

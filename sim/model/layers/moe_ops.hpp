@@ -18,6 +18,12 @@ void size_experts(const Scenario& scenario, Shard& x);
 // before sequence parallelism's TP gather multiplies them.
 int64_t exchanged_rows(const Shard& x);
 
+// The expected number of `holders` (EP ranks, or the nodes they span), each
+// holding an equal share of `experts`, that hold any of a token's `top_k`
+// experts under uniform routing: H (1 - C(E - E/H, K) / C(E, K)). DeepEP
+// (the flex dispatcher) sends a token once to each of them.
+double expected_destinations(int64_t experts, int64_t top_k, int64_t holders);
+
 // ln2 is the layer's (transformer_layer.cpp); from the router to the shared experts.
 std::vector<Step> moe_steps(const Shard& x);
 
