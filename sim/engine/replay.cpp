@@ -289,19 +289,26 @@ private:
     int awaited_sync = -1;    // a synchronising task launched last: `seconds` is when it returns
   };
 
+  // Whether `host` waits on no synchronising task, or on one the GPU has
+  // released: then it goes on from when that returns.
+  bool returned_from_sync(Host& host) {
+    if (host.awaited_sync < 0) return true;
+    if (!host_released_[host.awaited_sync]) return false;
+    host.seconds = host_returns_at_[host.awaited_sync];
+    host.awaited_sync = -1;
+    return true;
+  }
+
   // Launches `rank`'s tasks until `id` is launched (waiting, if `may_wait`,
   // for a synchronising task before it to return; else stopping there).
   void launch_until(int rank, int id, bool may_wait) {
     Host& host = hosts_[rank];
     const RankTaskIds ids = prog_.rank_tasks(rank);
     while (launched_at_[id] < 0 && host.next < ids.size()) {
-      if (const int sync = host.awaited_sync; sync >= 0) {
-        if (!may_wait && !host_released_[sync]) return;
-        wait_until(host_released_, sync);
-        if (host.awaited_sync == sync) {  // not already taken on by another stream's actor while this one waited
-          host.seconds = host_returns_at_[sync];
-          host.awaited_sync = -1;
-        }
+      if (host.awaited_sync >= 0) {
+        if (!may_wait && !host_released_[host.awaited_sync]) return;
+        wait_until(host_released_, host.awaited_sync);
+        returned_from_sync(host);  // (or another stream's actor took the host on meanwhile)
         continue;
       }
       const Task& task = prog_.tasks[ids[host.next++]];
@@ -338,11 +345,7 @@ private:
         all_launched = all_launched && launched_at_[id] >= 0;
       }
       Host& host = hosts_[rank];
-      if (host.awaited_sync >= 0 && host_released_[host.awaited_sync]) {
-        host.seconds = host_returns_at_[host.awaited_sync];
-        host.awaited_sync = -1;
-      }
-      const bool done = all_launched && host.awaited_sync < 0 && !(stopped_ && host.seconds > stop_seconds_);
+      const bool done = all_launched && returned_from_sync(host) && !(stopped_ && host.seconds > stop_seconds_);
       host_done_at_[rank] = done ? host.seconds : -1.0;
     }
   }
