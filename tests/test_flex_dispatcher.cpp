@@ -3,6 +3,8 @@
 // scenario's checks, and DeepEP's SMs beside compute.
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -109,10 +111,11 @@ TEST(FlexDispatcher, PermutesTheReceivedTokensOnceWithoutSortingChunks) {
 TEST(FlexDispatcher, BadFieldsAreRefusedNamingTheField) {
   const std::string field = "test.json: parallelism.";
   EXPECT_EQ(fixtures::scenario_error(moe_json(8, 2, 4, "deepep")).rfind(field + "moe_token_dispatcher_type: ", 0), 0u);
-  nlohmann::json hybrid = moe_json(8, 2, 4, "flex");
-  hybrid["parallelism"]["moe_flex_dispatcher_backend"] = "hybridep";
-  EXPECT_EQ(fixtures::scenario_error(hybrid),
-            field + "moe_flex_dispatcher_backend: hybridep is not modelled: only DeepEP's (deepep) dispatch and combine are");
+  nlohmann::json ncclep = moe_json(8, 2, 4, "flex");
+  ncclep["parallelism"]["moe_flex_dispatcher_backend"] = "ncclep";
+  EXPECT_EQ(fixtures::scenario_error(ncclep),
+            field + "moe_flex_dispatcher_backend: ncclep is not modelled: only DeepEP's (deepep) and HybridEP's "
+                    "(hybridep) dispatch and combine are");
   nlohmann::json deepep = moe_json(8, 2, 4, "flex");
   deepep["parallelism"]["moe_flex_dispatcher_backend"] = "deepep";
   EXPECT_EQ(fixtures::scenario_error(deepep), "no error");
@@ -139,13 +142,13 @@ TEST(FlexDispatcher, ExchangesBesideComputeTakeDeepEpsSms) {
   const Scenario s = fixtures::scenario_from(doc);
   const double sms = s.cluster.gpu.sm_count;
   const ComputeInterference interference = compute_interference(s);
-  EXPECT_DOUBLE_EQ(interference.deepep_sm_share, 20 / sms);
+  EXPECT_DOUBLE_EQ(interference.flex_sm_share, 20 / sms);
   Task exchange{.stream = Stream::tp_overlap, .kind = TaskKind::ALLTOALL, .dim = CommDim::ep};
   EXPECT_DOUBLE_EQ(interference.sm_share(exchange), 20 / sms);
   Task reduction{.stream = Stream::tp_overlap, .kind = TaskKind::ALLREDUCE, .dim = CommDim::tp};
   EXPECT_DOUBLE_EQ(interference.sm_share(reduction), interference.nccl_sm_share);
   doc["parallelism"]["moe_flex_dispatcher_num_sms"] = 32;
-  EXPECT_DOUBLE_EQ(compute_interference(fixtures::scenario_from(doc)).deepep_sm_share, 32 / sms);
+  EXPECT_DOUBLE_EQ(compute_interference(fixtures::scenario_from(doc)).flex_sm_share, 32 / sms);
   EXPECT_DOUBLE_EQ(compute_interference(fixtures::scenario_from(moe_json(8, 2, 4, "alltoall"))).sm_share(exchange),
                    interference.nccl_sm_share);
 }
@@ -206,4 +209,69 @@ TEST(FlexDispatcher, WithTensorParallelismTheNodesHoldEveryOtherRank) {
   const Scenario s = fixtures::scenario_from(doc);
   const Workload w = build_workload(s);
   fixtures::expect_program_holds_together(build_program(s, w), w);
+}
+
+// HybridEP (moe_flex_dispatcher_backend hybridep; deepseek-ai/DeepEP
+// hybrid-ep 94a9f8f6, docs/Hybrid-EP_Implementation.md section 8): like
+// DeepEP, a token over RDMA once to each destination node's peer of its
+// local index, then over NVLink to each destination rank: the same rows,
+// within a node and across nodes, over the same groups. Beside each row of
+// the exchange carrying the probabilities (one of a pass's two) the fp32
+// probabilities of the destination node's experts: 16 x 4 bytes against a
+// 512 x 2-byte row in a node, half of them across two nodes.
+TEST(FlexDispatcher, HybridEpExchangesTheRowsDeepEpDoesAndTheProbabilities) {
+  for (const auto& [gpus, ep, probability_share] :
+       std::vector<std::tuple<int, int, double>>{{8, 4, 64.0 / 1024}, {16, 16, 32.0 / 1024}}) {
+    nlohmann::json hybrid = moe_json(16, 2, ep, "flex", gpus);
+    hybrid["parallelism"]["moe_flex_dispatcher_backend"] = "hybridep";
+    for (const std::string prefix : {"ep", "epacross", "epnode"}) {
+      const Exchanges deepep_rows = exchanges(moe_json(16, 2, ep, "flex", gpus), prefix);
+      const Exchanges hybridep_rows = exchanges(hybrid, prefix);
+      if (prefix == "ep") ASSERT_FALSE(deepep_rows.bytes.empty());
+      std::multiset<double> expected;
+      for (double bytes : deepep_rows.bytes) expected.insert({bytes, bytes * (1 + probability_share)});
+      EXPECT_EQ(std::multiset<double>(hybridep_rows.bytes.begin(), hybridep_rows.bytes.end()), expected)
+          << prefix << " EP " << ep;
+      EXPECT_EQ(hybridep_rows.count, deepep_rows.count);
+      EXPECT_EQ(hybridep_rows.groups, deepep_rows.groups);
+    }
+  }
+}
+
+// HybridEP's checks: its SMs need not be even, and Megatron-Core asserts TP x
+// EP > 1 for DeepEP and NCCL EP only (moe/token_dispatcher.py __init__).
+TEST(FlexDispatcher, HybridEpIsAcceptedWithItsOwnChecks) {
+  nlohmann::json hybrid = moe_json(8, 2, 4, "flex");
+  hybrid["parallelism"]["moe_flex_dispatcher_backend"] = "hybridep";
+  EXPECT_EQ(fixtures::scenario_error(hybrid), "no error");
+  EXPECT_EQ(fixtures::scenario_from(hybrid).parallel.moe_flex_backend, FlexBackend::hybridep);
+  hybrid["parallelism"]["moe_flex_dispatcher_num_sms"] = 21;
+  EXPECT_EQ(fixtures::scenario_error(hybrid), "no error");
+  hybrid["parallelism"]["moe_flex_dispatcher_num_sms"] = 0;
+  EXPECT_EQ(fixtures::scenario_error(hybrid),
+            "test.json: parallelism.moe_flex_dispatcher_num_sms: must be at least 1, got 0");
+  nlohmann::json uneven = moe_json(24, 2, 12, "flex", 24);  // 12 ranks: 8 on one node, 4 on the next
+  uneven["parallelism"]["moe_flex_dispatcher_backend"] = "hybridep";
+  EXPECT_EQ(fixtures::scenario_error(uneven),
+            "test.json: parallelism.moe_flex_dispatcher_backend: hybridep needs the tensor x expert group (12 ranks) "
+            "to fill whole nodes evenly, as HybridEPBuffer asserts, with 8 GPUs a node");
+  nlohmann::json alone = moe_json(8, 2, 1, "flex");
+  alone["parallelism"]["moe_flex_dispatcher_backend"] = "hybridep";
+  EXPECT_EQ(fixtures::scenario_error(alone), "no error");
+}
+
+// HybridEP's SMs where unset: 24 for a group inside one node, 8 for one
+// across nodes (DeepEP hybrid-ep 94a9f8f6, csrc/hybrid_ep/config.cuh
+// Configurer); a setting overrides both.
+TEST(FlexDispatcher, HybridEpTakesItsDefaultSmsBesideCompute) {
+  nlohmann::json in_node = moe_json(8, 2, 4, "flex");
+  in_node["parallelism"]["moe_flex_dispatcher_backend"] = "hybridep";
+  const Scenario s = fixtures::scenario_from(in_node);
+  const double sms = s.cluster.gpu.sm_count;
+  EXPECT_DOUBLE_EQ(compute_interference(s).flex_sm_share, 24 / sms);
+  nlohmann::json across = moe_json(16, 2, 16, "flex", 16);
+  across["parallelism"]["moe_flex_dispatcher_backend"] = "hybridep";
+  EXPECT_DOUBLE_EQ(compute_interference(fixtures::scenario_from(across)).flex_sm_share, 8 / sms);
+  in_node["parallelism"]["moe_flex_dispatcher_num_sms"] = 16;
+  EXPECT_DOUBLE_EQ(compute_interference(fixtures::scenario_from(in_node)).flex_sm_share, 16 / sms);
 }

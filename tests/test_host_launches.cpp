@@ -227,6 +227,65 @@ TEST(HostLaunches, FlexDispatcherKeepsItsDispatchOutOfGraphs) {
   EXPECT_EQ(graph_error(flex, settings), "no error");
 }
 
+// The flex dispatcher with HybridEP (Megatron-LM d98e8a64 moe/token_dispatcher.py
+// _HybridEPManager, moe/fused_a2a.py HybridEPDispatch/HybridEPCombine;
+// deepseek-ai/DeepEP hybrid-ep 94a9f8f6 deep_ep/hybrid_ep_buffer.py,
+// csrc/hybrid_ep/executor/executor.cu). Forward dispatch: the compiled
+// preprocess (1 Triton), the probabilities' fp32 cast, dispatch_with_permute
+// launching the routing map's NCCL all-gather, the preprocessing kernel,
+// pad_tokens_per_expert and the permute kernel; dropless, the
+// cudaStreamSynchronize for the tokens per expert (1 wait). No multihot map,
+// no TE permutation. EP 8 on one node: no copies into the RDMA buffer.
+TEST(HostLaunches, HybridEpDispatchPermutesInsideAndWaitsOnlyDropless) {
+  Scenario hybrid = qwen3();
+  hybrid.parallel.moe_dispatcher = MoeDispatcher::flex;
+  hybrid.parallel.moe_flex_backend = FlexBackend::hybridep;
+  HostSettings fused;
+  fused.moe_permute_fusion = true;  // TE's permutation is not HybridEP's: the same counts unfused
+  for (const HostSettings& settings : {fused, HostSettings{}}) {
+    const HostWork permute = host_work(ops_named({"moe_permute"}), hybrid, settings);
+    EXPECT_EQ(permute.kernels, 1 + 1 + 1 + 3);
+    EXPECT_EQ(permute.syncs, 1);
+    // Backward: combine_with_unpermute's unpermute kernel, the cast's
+    // gradient, the compiled preprocess's backward; no wait.
+    const HostWork permute_grad = host_work(ops_named({"moe_permute_grad"}), hybrid, settings);
+    EXPECT_EQ(permute_grad.kernels, 1 + 1 + 1);
+    EXPECT_EQ(permute_grad.syncs, 0);
+    // The combine's unpermute kernel; backward the cached dispatch's permute kernel.
+    EXPECT_EQ(kernels({"moe_unpermute"}, hybrid, settings), 1);
+    EXPECT_EQ(kernels({"moe_unpermute_grad"}, hybrid, settings), 1);
+  }
+  // With a capacity factor the permuted size is known on the host
+  // (num_permuted_tokens): non-blocking, no wait.
+  Scenario capped = hybrid;
+  capped.training.capacity_factor = 1;
+  EXPECT_EQ(host_work(ops_named({"moe_permute"}), capped, fused).syncs, 0);
+  // EP 16 over two nodes: the hidden states and probabilities copied into
+  // the RDMA buffer forward, the gradient backward.
+  Scenario across = hybrid;
+  across.parallel.expert = 16;
+  EXPECT_EQ(kernels({"moe_permute"}, across, fused), 1 + 1 + 1 + 3 + 2);
+  EXPECT_EQ(kernels({"moe_unpermute_grad"}, across, fused), 1 + 1);
+}
+
+// HybridEP's dispatch waits only dropless: with a capacity factor the
+// moe_preprocess and moe scopes are not refused for it, as DeepEP's are.
+TEST(HostLaunches, HybridEpDispatchFitsGraphsWithACapacityFactor) {
+  Scenario hybrid = qwen3();
+  hybrid.parallel.moe_dispatcher = MoeDispatcher::flex;
+  hybrid.parallel.moe_flex_backend = FlexBackend::hybridep;
+  hybrid.training.capacity_factor = 1;
+  HostSettings settings = nemo_qwen3_moe_host_settings();
+  settings.cuda_graph_impl = "transformer_engine";
+  settings.cuda_graph_scope = {"attn", "moe_router", "moe_preprocess"};
+  EXPECT_EQ(graph_error(hybrid, settings), "no error");
+  settings.cuda_graph_scope = {"moe"};
+  EXPECT_EQ(graph_error(hybrid, settings), "no error");
+  hybrid.training.capacity_factor = 0;  // dropless: the dropless dispatcher's refusal
+  EXPECT_NE(graph_error(hybrid, settings).find("a CUDA graph over the whole MoE layer needs drop-and-pad"),
+            std::string::npos);
+}
+
 TEST(HostLaunches, MoeLayerAsNemoRanIt) {
   const Scenario scenario = qwen3();
   const Workload workload = build_workload(scenario);

@@ -190,7 +190,8 @@ TEST(FromMegatron, TheSc21RowsSimulateAsTheShippedScenarios) {
 // The flex dispatcher's flags as Megatron-Core reads them (Megatron-LM
 // d98e8a64 transformer_config.py): --moe-enable-deepep (deprecated) picks
 // the deepep backend and needs flex; --moe-deepep-num-sms (deprecated)
-// stands for --moe-flex-dispatcher-num-sms unless that is given.
+// stands for --moe-flex-dispatcher-num-sms unless that is given; hybridep
+// is accepted, ncclep refused by the scenario.
 TEST(FromMegatron, FlexDispatcherFlagsBecomeTheScenariosFields) {
   const std::string moe = "--swiglu --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 128 "
                           "--expert-model-parallel-size 4 --global-batch-size 16 ";
@@ -212,10 +213,28 @@ TEST(FromMegatron, FlexDispatcherFlagsBecomeTheScenariosFields) {
   EXPECT_THAT(not_flex.result.err,
               HasSubstr("--moe-enable-deepep: DeepEP backend is only supported with flex token dispatcher (Megatron-Core)"));
   const Converted hybrid = small_model(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep");
-  EXPECT_EQ(hybrid.result.code, 2);
-  EXPECT_THAT(hybrid.result.err,
-              HasSubstr("parallelism.moe_flex_dispatcher_backend: hybridep is not modelled: only DeepEP's (deepep) "
-                        "dispatch and combine are"));
+  ASSERT_EQ(hybrid.result.code, 0) << hybrid.result.err;
+  EXPECT_EQ(hybrid.scenario["parallelism"]["moe_flex_dispatcher_backend"], "hybridep");
+  EXPECT_FALSE(hybrid.scenario["parallelism"].contains("moe_flex_dispatcher_num_sms"));  // HybridEP's own default
+  EXPECT_EQ(fixtures::scenario_from(hybrid.scenario).parallel.moe_flex_backend, FlexBackend::hybridep);
+  // --moe-hybridep-num-sms (deprecated) stands for --moe-flex-dispatcher-num-sms;
+  // beside a different --moe-deepep-num-sms it is refused, as Megatron-Core does.
+  const Converted hybrid_sms = small_model(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend "
+                                                 "hybridep --moe-hybridep-num-sms 16");
+  ASSERT_EQ(hybrid_sms.result.code, 0) << hybrid_sms.result.err;
+  EXPECT_EQ(hybrid_sms.scenario["parallelism"]["moe_flex_dispatcher_num_sms"], 16);
+  const Converted conflicting = small_model(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend "
+                                                  "hybridep --moe-hybridep-num-sms 16 --moe-deepep-num-sms 24");
+  EXPECT_EQ(conflicting.result.code, 2);
+  EXPECT_THAT(conflicting.result.err,
+              HasSubstr("--moe-hybridep-num-sms 16: conflicts with --moe-deepep-num-sms (24); set a single "
+                        "--moe-flex-dispatcher-num-sms instead (Megatron-Core)"));
+  const Converted flex_ncclep =
+      small_model(moe + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep");
+  EXPECT_EQ(flex_ncclep.result.code, 2);
+  EXPECT_THAT(flex_ncclep.result.err,
+              HasSubstr("parallelism.moe_flex_dispatcher_backend: ncclep is not modelled: only DeepEP's (deepep) and "
+                        "HybridEP's (hybridep) dispatch and combine are"));
   const Converted ncclep = small_model(moe + "--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend ncclep");
   EXPECT_EQ(ncclep.result.code, 2);
   EXPECT_THAT(ncclep.result.err, HasSubstr("ncclep requires --moe-token-dispatcher-type flex (Megatron-Core)"));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/scenario/flex_dispatcher.hpp"
+
 namespace simtrain {
 
 namespace {
@@ -31,7 +33,12 @@ constexpr int kUserbuffersAllGatherSms = 1;
 // DeepEP's normal-mode dispatch and combine kernels run on Buffer.num_sms
 // SMs (deepseek-ai/DeepEP 567632dd, csrc/kernels/intranode.cu dispatch and
 // combine: a launch of num_sms blocks), which Megatron-Core sets from
-// moe_flex_dispatcher_num_sms (ParallelConfig::moe_flex_dispatcher_num_sms).
+// moe_flex_dispatcher_num_sms; HybridEP's persistent kernels one block an SM
+// (DeepEP hybrid-ep 94a9f8f6, docs/Hybrid-EP_Implementation.md section 8),
+// num_sms_dispatch_api and num_sms_combine_api of them, both from the same
+// setting (Megatron-LM d98e8a64, moe/token_dispatcher.py _HybridEPManager):
+// flex_dispatcher_num_sms. HybridEP's preprocessing kernel (108 blocks by
+// default) runs once a dispatch, before it, and is not counted beside compute.
 
 }  // namespace
 
@@ -41,7 +48,7 @@ double ComputeInterference::sm_share(const Task& task) const {
     if (task.kind == TaskKind::REDUCESCATTER) return userbuffers_reduce_scatter_sm_share;
     if (task.kind == TaskKind::ALLGATHER) return userbuffers_all_gather_sm_share;
   }
-  if (deepep_sm_share > 0 && task.dim == CommDim::ep && task.kind == TaskKind::ALLTOALL) return deepep_sm_share;
+  if (flex_sm_share > 0 && task.dim == CommDim::ep && task.kind == TaskKind::ALLTOALL) return flex_sm_share;
   return nccl_sm_share;
 }
 
@@ -53,9 +60,10 @@ ComputeInterference compute_interference(const Scenario& scenario) {
       .nccl_sm_share = share(kNcclCtas),
       .userbuffers_all_gather_sm_share = share(kUserbuffersAllGatherSms),
       .userbuffers_reduce_scatter_sm_share = share(kUserbuffersReduceScatterSms),
-      .deepep_sm_share = scenario.parallel.moe_dispatcher == MoeDispatcher::flex
-                             ? share(int(scenario.parallel.moe_flex_dispatcher_num_sms))
-                             : 0,
+      .flex_sm_share =
+          scenario.parallel.moe_dispatcher == MoeDispatcher::flex
+              ? share(int(flex_dispatcher_num_sms(scenario.parallel, scenario.cluster.topology.gpus_per_node)))
+              : 0,
       .tp_in_userbuffers = scenario.parallel.tp_comm_overlap && scenario.parallel.sequence_parallel &&
                            scenario.parallel.tensor > 1,
   };

@@ -13,7 +13,7 @@ struct ComputeInterference {
   double nccl_sm_share = 0;                   // an NCCL collective, one CTA per channel
   double userbuffers_all_gather_sm_share = 0;  // Transformer Engine's userbuffers, by kind
   double userbuffers_reduce_scatter_sm_share = 0;
-  double deepep_sm_share = 0;  // the flex dispatcher's all-to-alls (0: NCCL's)
+  double flex_sm_share = 0;  // the flex dispatcher's all-to-alls (0: NCCL's)
   bool tp_in_userbuffers = false;  // tp_comm_overlap: the TP collectives beside compute are TE's
 
   // What `task` takes from the compute beside it: 0 for one that does not

@@ -7,6 +7,7 @@
 #include "sim/base/input_error.hpp"
 #include "sim/base/text_format.hpp"
 #include "sim/model/quantization.hpp"
+#include "sim/scenario/flex_dispatcher.hpp"
 
 // The code read is what NeMo 25.11 ran (the qwen3-30b-a3b-16xh100 row):
 // Megatron-Bridge 97ad8cc6f pins Megatron-LM at
@@ -312,6 +313,45 @@ void add_flex_dispatch(const Context& x, Row& row) {
   row.backward.triton += 1;
 }
 
+bool hybridep(const Context& x) {
+  return x.scenario.parallel.moe_dispatcher == MoeDispatcher::flex &&
+         x.scenario.parallel.moe_flex_backend == FlexBackend::hybridep;
+}
+
+// The flex dispatcher's dispatch with HybridEP (Megatron-LM d98e8a64:
+// moe/token_dispatcher.py _HybridEPManager, moe/fused_a2a.py
+// HybridEPDispatch; deepseek-ai/DeepEP hybrid-ep 94a9f8f6, "HE" below:
+// deep_ep/hybrid_ep_buffer.py, csrc/hybrid_ep/executor/executor.cu). Forward:
+// the compiled dispatch_preprocess (the TP-expanded routing map and
+// probabilities made contiguous, one Triton kernel; HybridEP takes the map,
+// no topk), the probabilities cast to fp32 (_HybridEPManager.dispatch); then
+// one Python call, dispatch_with_permute, whose first launch is the routing
+// map's NCCL all-gather over the group (executor.cu allgather_routing_map:
+// NCCL across nodes, and in a node while the custom all-gather is off, its
+// default; counted as one launch, its bytes not simulated), then the
+// preprocessing kernel (run_preprocess_kernel), pad_tokens_per_expert,
+// across nodes the hidden states' and probabilities' copies into the RDMA
+// buffer (dispatch_preprocess), the dispatch kernel (the EP all-to-all
+// task) and the permute kernel: 3 follow-on launches, 5 across nodes.
+// Dropless, Megatron passes no num_permuted_tokens, so HybridEP runs
+// blocking: cudaStreamSynchronize for the tokens per expert in pinned memory
+// (metadata_preprocess_core), 1 wait. With a capacity factor (drop-and-pad,
+// as this model reads one) the permuted size is known on the host: no wait.
+// The tokens come out permuted: no multihot map, no TE permutation.
+// Backward (HybridEPDispatch.backward): combine_with_unpermute with the
+// handle, its unpermute kernel beside the combine kernel (the task); the
+// fp32 cast's gradient (1); the compiled preprocess's backward, one Triton
+// kernel.
+void add_hybridep_dispatch(const Context& x, Row& row) {
+  const bool across = flex_group_spans_nodes(x.scenario.parallel, x.scenario.cluster.topology.gpus_per_node);
+  row.forward.first += 1 + 1;  // cast, dispatch_with_permute (its all-gather)
+  row.forward.follow_on += 3 + (across ? 2 : 0);
+  row.forward.triton += 1;
+  row.forward.syncs += x.dropless ? 1 : 0;
+  row.backward.first += 1 + 1;
+  row.backward.triton += 1;
+}
+
 // The dispatcher's preprocess and first permutation, where the workload
 // puts moe_permute (MC moe/token_dispatcher.py:470-648).
 // alltoall, dropless, over EP or TP (preprocess :512-566): routing_map.sum
@@ -324,7 +364,8 @@ void add_flex_dispatch(const Context& x, Row& row) {
 // all-to-all (:565, :900 d2h_event.synchronize), before the first
 // permutation with a capacity factor (:521). With the moe_preprocess graph
 // the copies move after it (:438-444). allgather: tokens_per_expert with a
-// blocking .cpu() (:295): 1 kernel, 1 wait. flex: flex_dispatch_launches.
+// blocking .cpu() (:295): 1 kernel, 1 wait. flex: add_flex_dispatch
+// (DeepEP), or add_hybridep_dispatch alone (HybridEP permutes in its kernels).
 // Permutation, fused: TE's Triton make_row_id_map (3 kernels) and
 // permute_with_mask_map (TE pytorch/permutation.py:212, :248;
 // triton/permutation.py:242-280, :436); backward unpermute_with_mask_map
@@ -338,6 +379,10 @@ void add_flex_dispatch(const Context& x, Row& row) {
 // (masked_scatter: zeros, cumsum, scatter) and the transpose's: 6.
 Row moe_permute_row(const Context& x) {
   Row row;
+  if (hybridep(x)) {
+    add_hybridep_dispatch(x, row);
+    return row;
+  }
   if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::alltoall) {
     const bool exchanges = x.scenario.parallel.expert > 1 || x.scenario.parallel.tensor > 1;
     const int copies = 4 + (x.local_experts > 1 && !x.settings.moe_permute_fusion ? 1 : 0);
@@ -377,8 +422,17 @@ Row sort_chunks_row(const Context& x, bool with_probabilities) {
 // combine (MC26 fused_a2a.py FusedCombine), its cached_notify_combine
 // (deep_ep.cpp:836) beside the combine kernel (the all-to-all task);
 // backward DeepEP's dispatch with the handle (cached mode: no wait), its
-// cached_notify_dispatch (:591) beside the dispatch kernel.
+// cached_notify_dispatch (:591) beside the dispatch kernel. HybridEP
+// unpermutes in its own combine (MC26 fused_a2a.py HybridEPCombine;
+// HE hybrid_ep.cu combine_with_unpermute): the unpermute kernel beside the
+// combine kernel; backward dispatch_with_permute with the handle (no
+// preprocessing, no wait), across nodes the copy into the RDMA buffer, the
+// permute kernel beside the dispatch kernel.
 Row moe_unpermute_row(const Context& x) {
+  if (hybridep(x)) {
+    const bool across = flex_group_spans_nodes(x.scenario.parallel, x.scenario.cluster.topology.gpus_per_node);
+    return {{1}, {.first = 1, .follow_on = across ? 1 : 0}};
+  }
   Row row = x.settings.moe_permute_fusion ? Row{{.triton = 1}, {.triton = 1}} : Row{{2}, kCpp};
   if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::flex) {
     row.forward.first += 1;
@@ -555,10 +609,11 @@ void check_graph_settings(const Context& x) {
       throw InputError(file, field, "unknown scope '" + scope + "' (" + joined(scopes) + ")");
   if (s.cuda_graph_impl == "none" || !x.scenario.model.has_experts()) return;
   // DeepEP's dispatch waits for the GPU with or without a capacity factor
-  // (fused_a2a.py: "not compatible with CUDA graph").
+  // (fused_a2a.py: "not compatible with CUDA graph"); HybridEP's only
+  // dropless, which the dropless checks below refuse.
   const bool graphs_dispatch = s.cuda_graph_scope.empty() || has_scope(s, "moe") ||
                                has_scope(s, "full_iteration") || has_scope(s, "moe_preprocess");
-  if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::flex && graphs_dispatch)
+  if (x.scenario.parallel.moe_dispatcher == MoeDispatcher::flex && !hybridep(x) && graphs_dispatch)
     throw InputError(file, field,
                      "the flex dispatcher's DeepEP dispatch waits for the GPU (the received-token count), which no "
                      "graph can hold (MoE scope with flex: moe_router)");

@@ -72,7 +72,7 @@ const std::map<std::string, bool> kKnownTakesValue = {
     {"--num-experts", true}, {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--expert-tensor-parallel-size", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-enable-deepep", false}, {"--moe-flex-dispatcher-backend", true},
-    {"--moe-flex-dispatcher-num-sms", true}, {"--moe-deepep-num-sms", true},
+    {"--moe-flex-dispatcher-num-sms", true}, {"--moe-deepep-num-sms", true}, {"--moe-hybridep-num-sms", true},
     {"--no-async-tensor-model-parallel-allreduce", false},
     {"--async-tensor-model-parallel-allreduce", false}, {"--overlap-moe-expert-parallel-comm", false}, {"--moe-layer-freq", true},
     // what simtrain simulates: the experts' GEMMs grouped, the tokens permuted in one pass
@@ -385,8 +385,9 @@ void recompute(const Arguments& a, nlohmann::ordered_json& training, std::vector
 // The flex dispatcher's flags and the checks Megatron-Core's TransformerConfig
 // makes of them (NVIDIA/Megatron-LM d98e8a64, transformer_config.py
 // __post_init__): --moe-enable-deepep (deprecated) needs flex and picks
-// deepep; --moe-deepep-num-sms (deprecated) stands for
-// --moe-flex-dispatcher-num-sms where that is not given.
+// deepep; --moe-deepep-num-sms and --moe-hybridep-num-sms (deprecated) stand
+// for --moe-flex-dispatcher-num-sms where that is not given, and must agree
+// where both are.
 void map_flex_dispatcher(const Arguments& a, nlohmann::ordered_json& parallelism, std::vector<std::string>& notes) {
   const bool flex = a.text("--moe-token-dispatcher-type") == "flex";
   std::optional<std::string> backend = a.text("--moe-flex-dispatcher-backend");
@@ -401,9 +402,15 @@ void map_flex_dispatcher(const Arguments& a, nlohmann::ordered_json& parallelism
   if (backend == "ncclep" && !flex)
     a.refuse("--moe-flex-dispatcher-backend", "ncclep requires --moe-token-dispatcher-type flex (Megatron-Core)");
   std::optional<int64_t> sms = a.integer("--moe-flex-dispatcher-num-sms");
-  if (!sms) sms = a.integer("--moe-deepep-num-sms");
+  const std::optional<int64_t> deepep_sms = a.integer("--moe-deepep-num-sms"),
+                               hybridep_sms = a.integer("--moe-hybridep-num-sms");
+  if (!sms && deepep_sms && hybridep_sms && *deepep_sms != *hybridep_sms)
+    a.refuse("--moe-hybridep-num-sms", "conflicts with --moe-deepep-num-sms (" + std::to_string(*deepep_sms) +
+                                           "); set a single --moe-flex-dispatcher-num-sms instead (Megatron-Core)");
+  if (!sms) sms = deepep_sms ? deepep_sms : hybridep_sms;
   if (!flex) {
-    for (const char* flag : {"--moe-flex-dispatcher-backend", "--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms"})
+    for (const char* flag : {"--moe-flex-dispatcher-backend", "--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms",
+                             "--moe-hybridep-num-sms"})
       if (a.has(flag)) notes.push_back(std::string(flag) + " without --moe-token-dispatcher-type flex: no effect");
     return;
   }

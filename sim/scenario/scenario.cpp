@@ -10,6 +10,7 @@
 #include "sim/base/limits.hpp"
 #include "sim/base/text_format.hpp"
 #include "sim/scenario/pipeline_layout.hpp"
+#include "sim/scenario/rank_layout.hpp"
 #include "sim/scenario/scenario_limits.hpp"
 
 namespace simtrain {
@@ -70,6 +71,8 @@ std::string to_string(MoeDispatcher dispatcher) {
   }
   return "alltoall";
 }
+
+std::string to_string(FlexBackend backend) { return backend == FlexBackend::deepep ? "deepep" : "hybridep"; }
 
 int64_t ParallelConfig::context_a2a() const {
   switch (cp_comm_type) {
@@ -322,14 +325,19 @@ void parse_moe_dispatcher(JsonFields& f, ParallelConfig& p) {
     if (!flex && f.has(field)) f.fail(field, "is only used with moe_token_dispatcher_type flex, not " + dispatcher);
   const std::string backend =
       f.choice("moe_flex_dispatcher_backend", {"deepep", "hybridep", "ncclep"}).value_or("deepep");
-  if (backend != "deepep")
+  if (backend == "ncclep")
     f.fail("moe_flex_dispatcher_backend",
-           backend + " is not modelled: only DeepEP's (deepep) dispatch and combine are");
-  p.moe_flex_dispatcher_num_sms = f.integer("moe_flex_dispatcher_num_sms").value_or(p.moe_flex_dispatcher_num_sms);
-  // DeepEP's Buffer.set_num_sms asserts it (deepseek-ai/DeepEP 567632dd, deep_ep/buffer.py).
-  if (p.moe_flex_dispatcher_num_sms % 2 != 0)
-    f.fail("moe_flex_dispatcher_num_sms",
-           "must be even, as DeepEP's Buffer.set_num_sms asserts, got " + std::to_string(p.moe_flex_dispatcher_num_sms));
+           backend + " is not modelled: only DeepEP's (deepep) and HybridEP's (hybridep) dispatch and combine are");
+  p.moe_flex_backend = *enum_named(backend, FlexBackend::hybridep);
+  p.moe_flex_dispatcher_num_sms = f.integer("moe_flex_dispatcher_num_sms");
+  if (p.moe_flex_dispatcher_num_sms && *p.moe_flex_dispatcher_num_sms < 1)
+    f.fail("moe_flex_dispatcher_num_sms", "must be at least 1, got " + std::to_string(*p.moe_flex_dispatcher_num_sms));
+  // DeepEP's Buffer.set_num_sms asserts it (deepseek-ai/DeepEP 567632dd,
+  // deep_ep/buffer.py); HybridEP's Configurer asks only for no more than the
+  // GPU has (DeepEP hybrid-ep 94a9f8f6, csrc/hybrid_ep/config.cuh).
+  if (p.moe_flex_backend == FlexBackend::deepep && p.moe_flex_dispatcher_num_sms.value_or(0) % 2 != 0)
+    f.fail("moe_flex_dispatcher_num_sms", "must be even, as DeepEP's Buffer.set_num_sms asserts, got " +
+                                              std::to_string(*p.moe_flex_dispatcher_num_sms));
 }
 
 ParallelConfig parse_parallelism(const nlohmann::json& document, const std::string& file) {
@@ -513,10 +521,20 @@ void check_experts(const Scenario& s, const RuleBroken& fail) {
                                                        str(m.shared_expert_intermediate_size) + "), got " + str(p.tensor));
   if (p.expert > 1 && p.tensor > 1 && !p.sequence_parallel)
     fail("parallelism.sequence_parallel", "expert and tensor parallelism together need sequence parallelism, as in Megatron");
-  // MoEFlexTokenDispatcher asserts it (Megatron-LM d98e8a64, moe/token_dispatcher.py).
-  if (p.moe_dispatcher == MoeDispatcher::flex && p.tensor * p.expert == 1)
+  // MoEFlexTokenDispatcher asserts it for DeepEP, not for HybridEP (Megatron-LM
+  // d98e8a64, moe/token_dispatcher.py __init__).
+  if (p.moe_dispatcher == MoeDispatcher::flex && p.moe_flex_backend == FlexBackend::deepep && p.tensor * p.expert == 1)
     fail("parallelism.moe_token_dispatcher_type",
          "flex (DeepEP) needs tensor x expert model parallel size > 1, as Megatron-Core asserts, got 1");
+  // HybridEPBuffer asserts its group splits evenly over NVLink domains
+  // (deepseek-ai/DeepEP hybrid-ep 94a9f8f6, deep_ep/hybrid_ep_buffer.py).
+  const int64_t gpus_per_node = s.cluster.topology.gpus_per_node;
+  if (p.moe_dispatcher == MoeDispatcher::flex && p.moe_flex_backend == FlexBackend::hybridep &&
+      p.tensor * p.expert > gpus_per_node && expert_group_nodes(p, gpus_per_node) == 1)
+    fail("parallelism.moe_flex_dispatcher_backend",
+         "hybridep needs the tensor x expert group (" + str(p.tensor * p.expert) +
+             " ranks) to fill whole nodes evenly, as HybridEPBuffer asserts, with " + str(gpus_per_node) +
+             " GPUs a node");
   check_expert_comm_overlap(s, fail);
   if (p.expert == 1) return;
   const auto not_with_experts = [&](const std::string& field, const std::string& setting) {

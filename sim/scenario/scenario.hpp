@@ -4,6 +4,7 @@
 // Hugging Face config.json (model), so users can paste what they already have.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ enum class P2pCommunication { paired, eager };
 // flex (DeepEP's normal kernels) sends each token once to each rank that
 // holds any of its experts (docs/moe-and-context-parallelism.md).
 enum class MoeDispatcher { alltoall, allgather, flex };
+// The flex dispatcher's backend (Megatron-Core's --moe-flex-dispatcher-backend):
+// DeepEP's normal kernels, or HybridEP (DeepEP's hybrid-ep branch), which
+// moves the same rows, permutes them inside its own kernels and, with a
+// capacity factor, needs no wait for the GPU.
+enum class FlexBackend { deepep, hybridep };
 // How context-parallel ranks exchange keys and values for attention
 // (Megatron-Core's --cp-comm-type, Transformer Engine's implementations):
 // p2p passes each rank's K/V chunk around the CP ring, one hop per attention
@@ -72,6 +78,7 @@ std::string to_string(ScheduleKind schedule);
 std::string to_string(DpSync sync);
 std::string to_string(P2pCommunication p2p);
 std::string to_string(MoeDispatcher dispatcher);
+std::string to_string(FlexBackend backend);
 std::string to_string(CpCommType type);
 
 struct TrainingConfig {
@@ -153,10 +160,11 @@ struct ParallelConfig {
   int64_t expert = 1;         // expert_model_parallel_size
   int64_t expert_tensor = 1;  // expert_tensor_parallel_size (default: tensor_model_parallel_size)
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
-  // The SMs DeepEP's dispatch and combine kernels run on (flex): Megatron-Core's
-  // moe_flex_dispatcher_num_sms, 20 when unset (moe/token_dispatcher.py
-  // _DeepepManager, NVIDIA/Megatron-LM d98e8a64).
-  int64_t moe_flex_dispatcher_num_sms = 20;
+  FlexBackend moe_flex_backend = FlexBackend::deepep;
+  // The SMs the flex backend's dispatch and combine kernels run on: Megatron-Core's
+  // moe_flex_dispatcher_num_sms; unset, the backend's own default
+  // (flex_dispatcher_num_sms in sim/scenario/flex_dispatcher.hpp).
+  std::optional<int64_t> moe_flex_dispatcher_num_sms;
   // Megatron's --overlap-moe-expert-parallel-comm: in the 1F1B phase a
   // forward and a backward of different micro-batches run merged, each one's
   // all-to-alls beside the other's compute (warm-up forwards and cool-down

@@ -40,11 +40,14 @@ double estimated_tasks(const Scenario& s) {
   // A pass is followed by its TP collectives, one task per size: the layers'
   // (two with sequence parallelism) and the cross-entropy's.
   // An MoE layer's exchanges add sizes: expert parallelism's (the allgather
-  // dispatcher's two, the flex one's across nodes two), and over TP its routed rows'.
+  // dispatcher's two, the flex one's across nodes two, each twice with
+  // HybridEP's probabilities), and over TP its routed rows'.
   const bool two_exchanges = p.moe_dispatcher == MoeDispatcher::allgather ||
                              (p.moe_dispatcher == MoeDispatcher::flex &&
                               expert_group_nodes(p, s.cluster.topology.gpus_per_node) > 1);
-  const double ep_sizes = p.expert > 1 ? (two_exchanges ? 2 : 1) : 0;
+  const bool with_probabilities =
+      p.moe_dispatcher == MoeDispatcher::flex && p.moe_flex_backend == FlexBackend::hybridep;
+  const double ep_sizes = p.expert > 1 ? (two_exchanges ? 2 : 1) * (with_probabilities ? 2 : 1) : 0;
   const double moe_tp_sizes = s.model.has_experts() && p.tensor > 1 ? (p.sequence_parallel ? 2 : 1) : 0;
   // Context parallelism's K/V exchange: one size forward, two backward (K/V, dK/dV).
   const double cp_sizes = p.context > 1 ? 2 : 0;

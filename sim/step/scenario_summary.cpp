@@ -67,8 +67,11 @@ std::vector<std::string> scenario_summary_lines(const Scenario& s, const Workloa
       m.has_experts()
           ? ", " + std::to_string(m.num_experts) + " experts (top-" + std::to_string(m.experts_per_token) + ")"
           : "";
+  // The flex dispatcher's backend where it is not the default (DeepEP).
+  const std::string hybridep =
+      p.moe_dispatcher == MoeDispatcher::flex && p.moe_flex_backend == FlexBackend::hybridep ? " hybridep" : "";
   const std::string expert_parallel =
-      m.has_experts() ? ", EP " + std::to_string(p.expert) + " (" + to_string(p.moe_dispatcher) +
+      m.has_experts() ? ", EP " + std::to_string(p.expert) + " (" + to_string(p.moe_dispatcher) + hybridep +
                             (p.overlap_ep_comm ? ", overlapped in 1F1B" : "") + ")"
                       : "";
   std::vector<std::string> lines = {

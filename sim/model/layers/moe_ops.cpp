@@ -23,6 +23,7 @@ void size_experts(const Scenario& scenario, Shard& x) {
   const int64_t shared_width = m.shared_experts * m.moe_intermediate_size + m.shared_expert_intermediate_size;
   x.shared_ffn = shared_width / x.tp;
   x.dispatcher = scenario.parallel.moe_dispatcher;
+  x.flex_backend = scenario.parallel.moe_flex_backend;
   if (x.dispatcher == MoeDispatcher::flex)
     x.ep_nodes = expert_group_nodes(scenario.parallel, scenario.cluster.topology.gpus_per_node);
   x.expert_gemm_streams = scenario.software.moe_grouped_gemm ? kTransformerEngineComputeStreams : 1;
@@ -69,19 +70,37 @@ double exchanged_row_fraction(const Shard& x) {
 // run one after the other, where DeepEP pipelines them: an upper bound of
 // its time. An EP group spanning nodes unevenly (expert_group_nodes 1) runs
 // the one all-to-all, counting d_R / d_N times DeepEP's RDMA bytes.
+// HybridEP (deepseek-ai/DeepEP hybrid-ep 94a9f8f6, docs/Hybrid-EP_
+// Implementation.md section 8) moves the same rows the same way (RDMA once
+// a destination node between peers of one local index, then NVLink to each
+// destination rank), and beside each row of the dispatch that carries the
+// probabilities (the forward's; the backward's combine of their gradient)
+// the fp32 probabilities of the destination node's experts
+// (csrc/hybrid_ep/hybrid_ep.cu, executor.cu: a row of
+// num_of_experts_per_rank x num_of_ranks_per_node floats, the TP-expanded
+// experts over the group's nodes): that exchange counted apart.
 void add_deepep_exchanges(const Shard& x, Pass& pass) {
-  const double routed_bytes = double(exchanged_rows(x)) * double(x.hidden) * x.element_bytes;
+  const double row_bytes = double(x.hidden) * x.element_bytes;
+  const double routed_bytes = double(exchanged_rows(x)) * row_bytes;
   const double per_token = routed_bytes / double(x.top_k);
   const int64_t experts = x.model.num_experts;
+  const double probability_bytes =
+      x.flex_backend == FlexBackend::hybridep ? 4.0 * double(x.tp * experts) / double(x.ep_nodes) : 0;
+  const auto add = [&](double bytes, LayerGroup group) {
+    if (probability_bytes == 0) {
+      pass.tp.push_back({TaskKind::ALLTOALL, 2, bytes, false, group});
+      return;
+    }
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, bytes * (1 + probability_bytes / row_bytes), false, group});
+    pass.tp.push_back({TaskKind::ALLTOALL, 1, bytes, false, group});
+  };
   if (x.ep_nodes == 1) {
-    pass.tp.push_back({TaskKind::ALLTOALL, 2, routed_bytes * exchanged_row_fraction(x), false, LayerGroup::expert});
+    add(routed_bytes * exchanged_row_fraction(x), LayerGroup::expert);
     return;
   }
-  const double nodes = expected_destinations(experts, x.top_k, x.ep_nodes);
-  pass.tp.push_back({TaskKind::ALLTOALL, 2, per_token * nodes, false, LayerGroup::expert_across});
+  add(per_token * expected_destinations(experts, x.top_k, x.ep_nodes), LayerGroup::expert_across);
   if (x.ep / x.ep_nodes > 1)
-    pass.tp.push_back({TaskKind::ALLTOALL, 2, per_token * expected_destinations(experts, x.top_k, x.ep), false,
-                       LayerGroup::expert_node});
+    add(per_token * expected_destinations(experts, x.top_k, x.ep), LayerGroup::expert_node);
 }
 
 }  // namespace

@@ -45,6 +45,7 @@ struct Shard {
   int64_t ep = 1, local_experts = 0, top_k = 0;
   int64_t expert_ffn = 0, shared_ffn = 0;  // this rank's share of one routed expert's and of the shared experts' width
   MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  FlexBackend flex_backend = FlexBackend::deepep;  // flex: the backend that moves the rows
   int64_t ep_nodes = 1;  // flex: the nodes an EP group spans, as many members on each (expert_group_nodes)
   // Rows (token copies) each local expert of the busiest EP rank runs, as the
   // grouped GEMM's shape spreads them, and the fraction of them Megatron counts
