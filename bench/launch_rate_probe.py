@@ -15,7 +15,7 @@ them, kernel_gpu: the GPU seconds of one such kernel run back to back inside
 a graph of 1024, to show the loops were host-bound (host figure above it).
 
     python3 bench/launch_rate_probe.py                 # needs PyTorch and a GPU
-    python3 bench/launch_rate_probe.py --json out.json
+    python3 bench/launch_rate_probe.py --json out.json   # a scenario reads it: cluster.host_launch_profile
     python3 bench/launch_rate_probe.py --dry-run       # what it would measure; no PyTorch
 """
 import argparse

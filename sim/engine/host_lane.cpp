@@ -24,11 +24,9 @@ HostModel host_model(const Program& program, const Scenario& scenario) {
   HostModel model;
   for (const Work& work : program.works) model.works.push_back(host_work(work.ops, scenario));
   // No measurement of an NCCL call's host time was found: the nearest
-  // cited figure, a forward eager op's (docs/host.md).
-  model.communication_launch_seconds = host_launch_seconds().python_forward;
-  // A synchronisation's own latency, beyond waiting for the GPU, is not
-  // counted: no published figure was found (docs/host.md).
-  model.sync_seconds = 0;
+  // figure, a forward eager op's (docs/host.md).
+  model.communication_launch_seconds = host_launch_seconds(scenario.cluster.host_launch_profile).python_forward;
+  model.sync_seconds = host_sync_seconds(scenario.cluster.host_launch_profile);
   return model;
 }
 

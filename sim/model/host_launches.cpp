@@ -56,6 +56,23 @@ const HostLaunchSeconds& host_launch_seconds() {
   return seconds;
 }
 
+HostLaunchSeconds host_launch_seconds(const HostLaunchProfile& profile) {
+  HostLaunchSeconds seconds = host_launch_seconds();
+  const double host_speed_ratio = profile.python_no_grad.value_or(seconds.python_backward) / seconds.python_backward;
+  seconds.python_forward = profile.python_forward.value_or(seconds.python_forward);
+  seconds.python_backward *= host_speed_ratio;
+  seconds.cpp_backward *= host_speed_ratio;
+  seconds.follow_on *= host_speed_ratio;
+  seconds.triton = profile.triton.value_or(seconds.triton);
+  seconds.graph = profile.graph_replay.value_or(seconds.graph);
+  return seconds;
+}
+
+double host_sync_seconds(const HostLaunchProfile& profile) {
+  if (!profile.sync_round_trip) return 0;
+  return std::max(0.0, *profile.sync_round_trip - host_launch_seconds(profile).python_backward);
+}
+
 namespace {
 
 // What one op launches in one pass. `first` kernels are each launched by
@@ -536,8 +553,7 @@ Launches launches_of(const Op& op, const OpName& name, const Context& x) {
   return name.phase == Phase::backward ? row.backward : row.forward;
 }
 
-double eager_seconds(const Launches& launches, Phase phase) {
-  const HostLaunchSeconds& s = host_launch_seconds();
+double eager_seconds(const Launches& launches, Phase phase, const HostLaunchSeconds& s) {
   const double each = phase != Phase::backward ? s.python_forward : launches.from_cpp ? s.cpp_backward : s.python_backward;
   return launches.first * each + launches.follow_on * s.follow_on + launches.triton * s.triton;
 }
@@ -696,6 +712,7 @@ HostWork host_work(std::span<const Op> ops, const Scenario& scenario, const Host
   const bool whole_iteration = settings.cuda_graph_impl != "none" && has_scope(settings, "full_iteration");
   const std::vector<bool> attention_residual = attention_residuals(ops);
   const Layers layers = layers_of(ops, attention_residual);
+  const HostLaunchSeconds seconds = host_launch_seconds(scenario.cluster.host_launch_profile);
   HostWork work;
   int graphed_layer = -1;  // the layer whose graph was launched last
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -707,16 +724,16 @@ HostWork host_work(std::span<const Op> ops, const Scenario& scenario, const Host
     const int layer = layers.of_op[i];
     const Module module = module_of(name.base, layers.moe[layer], attention_residual[i]);
     if (!captured(module, settings)) {
-      work.launch_seconds += eager_seconds(launches, name.phase);
+      work.launch_seconds += eager_seconds(launches, name.phase, seconds);
       continue;
     }
     // Captured: the graph's one launch a layer and pass (none here for
     // full_iteration's step-wide graph); what stays outside it, eager.
-    work.launch_seconds += launches.outside_graph * host_launch_seconds().python_forward;
+    work.launch_seconds += launches.outside_graph * seconds.python_forward;
     if (graphed_layer == layer || whole_iteration) continue;
     graphed_layer = layer;
     ++work.graph_launches;
-    work.launch_seconds += host_launch_seconds().graph;
+    work.launch_seconds += seconds.graph;
   }
   return work;
 }

@@ -28,7 +28,17 @@ struct HostLaunchSeconds {
   double triton;           // a Triton kernel through its Python launcher
   double graph;            // one CUDA graph replay from Python
 };
+// The cited figures.
 const HostLaunchSeconds& host_launch_seconds();
+// As measured by bench/launch_rate_probe.py where `profile` has a figure
+// (python_no_grad stands for python_backward and, scaled from the cited
+// figure by the same ratio, for cpp_backward and follow_on, which the probe
+// does not time apart); the cited figures elsewhere.
+HostLaunchSeconds host_launch_seconds(const HostLaunchProfile& profile);
+// A host-device synchronisation's own latency, beyond waiting for the GPU:
+// the probe's round trip less the copy's launch (counted among the
+// kernels); 0 without a measurement (no published figure: docs/host.md).
+double host_sync_seconds(const HostLaunchProfile& profile);
 
 struct HostWork {
   int kernels = 0;          // GPU kernels (and copies) the work's ops launch

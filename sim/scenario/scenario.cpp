@@ -137,7 +137,7 @@ const std::vector<std::string> parallelism_keys = {
     "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "moe_flex_dispatcher_num_sms",
     "overlap_moe_expert_parallel_comm", "context_parallel_size", "cp_comm_type",
     "hierarchical_context_parallel_sizes"};
-const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "gpu_speed_factors", "stragglers",
+const std::vector<std::string> cluster_keys = {"gpu", "num_gpus", "topology", "kernel_profile", "host_launch_profile", "gpu_speed_factors", "stragglers",
                                                "link_bandwidth_factors", "price_per_gpu_hour", "memory_reserve_GiB",
                                                "communication_backend", "gpu_vendors"};
 const std::vector<std::string> top_level_keys = {"name",        "description", "model",       "training",
@@ -674,12 +674,18 @@ Scenario parse_scenario(const nlohmann::json& original, const std::string& sourc
   if (!s.cluster.topology.file.empty()) s.files_read.push_back(s.cluster.topology.file);
   if (const std::string& xml = s.cluster.topology.platform_file; !xml.empty() && xml != s.cluster.topology.file)
     s.files_read.push_back(xml);
-  if (const std::optional<std::string> profile = cluster.text("kernel_profile")) {
-    const std::filesystem::path path = std::filesystem::path(base_dir) / *profile;  // an absolute path stays as it is
-    if (!std::filesystem::is_regular_file(path)) cluster.fail("kernel_profile", "no such file: " + path.string());
-    s.cluster.kernel_profile = path.string();
-    s.files_read.push_back(s.cluster.kernel_profile);
-  }
+  // A file the field names, relative to the scenario (an absolute path stays as it is).
+  const auto user_file = [&](const std::string& field) -> std::optional<std::string> {
+    const std::optional<std::string> name = cluster.text(field);
+    if (!name) return std::nullopt;
+    const std::filesystem::path path = std::filesystem::path(base_dir) / *name;
+    if (!std::filesystem::is_regular_file(path)) cluster.fail(field, "no such file: " + path.string());
+    s.files_read.push_back(path.string());
+    return path.string();
+  };
+  if (const std::optional<std::string> profile = user_file("kernel_profile")) s.cluster.kernel_profile = *profile;
+  if (const std::optional<std::string> profile = user_file("host_launch_profile"))
+    s.cluster.host_launch_profile = read_host_launch_profile(*profile);
   if (const int slots = s.cluster.topology.max_gpus(); slots > 0 && s.cluster.num_gpus > slots)
     cluster.fail("num_gpus", "topology '" + s.cluster.topology.name + "' holds " + std::to_string(slots) +
                                  " GPUs, got " + std::to_string(s.cluster.num_gpus));

@@ -13,6 +13,7 @@
 #include "sim/scenario/communication_backend.hpp"
 #include "sim/scenario/gpu_spec.hpp"
 #include "sim/scenario/heterogeneity.hpp"
+#include "sim/scenario/host_launch_profile.hpp"
 #include "sim/scenario/host_settings.hpp"
 #include "sim/scenario/model_config.hpp"
 #include "sim/scenario/run_config.hpp"
@@ -211,6 +212,7 @@ struct ClusterConfig {
   GpuSpec gpu;
   Topology topology;
   std::string kernel_profile;  // kernel-profile database (resolved path); empty: built-in for the GPU, else roofline
+  HostLaunchProfile host_launch_profile;  // cluster.host_launch_profile; none: the cited figures (docs/host.md)
   Heterogeneity heterogeneity;
   // The data-parallel gradient reductions' library (cluster.communication_backend)
   // and each rank's GPU vendor where the cluster mixes them (cluster.gpu_vendors; empty: all cluster.gpu's).
