@@ -5,6 +5,7 @@
 // default", NVIDIA/Megatron-LM d98e8a64, transformer_config.py).
 #include <cstdint>
 
+#include "sim/scenario/rank_layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace simtrain {
@@ -21,9 +22,11 @@ constexpr int64_t kHybridepDefaultSmsInNode = 24;
 constexpr int64_t kHybridepDefaultSmsAcrossNodes = 8;
 
 // Whether the flex dispatcher's group (Megatron's TP x EP group) reaches
-// beyond one node: HybridEP's num_of_nodes > 1 (deep_ep/hybrid_ep_buffer.py).
+// beyond one node: HybridEP's num_of_nodes > 1 (deep_ep/hybrid_ep_buffer.py),
+// the nodes its exchanges are lowered over (a HybridEP group that would
+// span nodes unevenly is refused).
 inline bool flex_group_spans_nodes(const ParallelConfig& parallel, int64_t gpus_per_node) {
-  return parallel.tensor * parallel.expert > gpus_per_node;
+  return expert_group_nodes(parallel, gpus_per_node) > 1;
 }
 
 inline int64_t flex_dispatcher_num_sms(const ParallelConfig& parallel, int64_t gpus_per_node) {
